@@ -1,0 +1,14 @@
+// The whole public API of brain in one include.
+#pragma once
+
+#include <brain/accelerator.hpp>
+#include <brain/backend.hpp>
+#include <brain/dataset.hpp>
+#include <brain/error.hpp>
+#include <brain/matrix.hpp>
+#include <brain/network.hpp>
+#include <brain/plugins.hpp>
+#include <brain/session.hpp>
+#include <brain/stats.hpp>
+#include <brain/types.hpp>
+#include <brain/version.hpp>

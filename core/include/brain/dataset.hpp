@@ -1,0 +1,75 @@
+// brain::Dataset: training rows and targets, loaded from memory or CSV, with splitting and standardisation.
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <brain/matrix.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace brain {
+
+// Per-feature mean and standard deviation; applied as (x - mean) / std. Saved with a trained model.
+struct BRAIN_API Standardization {
+    std::vector<float> mean;
+    std::vector<float> stddev;
+    // x standardised in place (x.cols() must equal mean.size()).
+    void apply(Matrix& x) const;
+};
+
+// Options for Dataset::from_csv.
+struct CsvOptions {
+    std::vector<std::string> target_columns; // by header name; at least one
+    char delimiter = ',';
+};
+
+// Features (rows x inputs) and targets (rows x outputs), always in the user's raw units. Copyable.
+class BRAIN_API Dataset {
+public:
+    Dataset() = default;
+    // From in-memory rows; features.rows() must equal targets.rows() and both must be finite.
+    Dataset(Matrix features, Matrix targets);
+    // From a CSV file with a header row. Numeric target columns are used as they are; a target column with
+    // any non-numeric cell is a class label, one-hot encoded (labels sorted). Errors name the file and line.
+    static Dataset from_csv(const std::filesystem::path& path, const CsvOptions& options);
+
+    const Matrix& features() const noexcept { return m_features; }
+    const Matrix& targets() const noexcept { return m_targets; }
+    std::size_t size() const noexcept { return m_features.rows(); }
+    std::size_t input_width() const noexcept { return m_features.cols(); }
+    std::size_t target_width() const noexcept { return m_targets.cols(); }
+    // Feature column names (from the CSV header; "x0".. for in-memory data).
+    const std::vector<std::string>& feature_names() const noexcept { return m_feature_names; }
+    // Target column names; for a one-hot class column, one entry per class label.
+    const std::vector<std::string>& target_names() const noexcept { return m_target_names; }
+    // Class labels when the targets are a one-hot encoded class column; empty otherwise.
+    const std::vector<std::string>& class_labels() const noexcept { return m_class_labels; }
+    void set_names(std::vector<std::string> feature_names, std::vector<std::string> target_names);
+    void set_class_labels(std::vector<std::string> labels);
+
+    // Computes standardisation parameters from these rows and attaches them; the rows stay raw. fit() copies
+    // them into the network, which applies them in training, predict and evaluate.
+    Dataset& standardize();
+    const std::optional<Standardization>& standardization() const noexcept { return m_standardization; }
+    void set_standardization(std::optional<Standardization> s) { m_standardization = std::move(s); }
+
+    // Shuffles (seeded) and splits into (train, validation) with validation_fraction in [0, 1).
+    std::pair<Dataset, Dataset> split(double validation_fraction, std::uint64_t seed) const;
+    // Rows [begin, end) as a new data set (names, labels and standardisation carried along).
+    Dataset slice(std::size_t begin, std::size_t end) const;
+
+private:
+    Matrix m_features;
+    Matrix m_targets;
+    std::vector<std::string> m_feature_names;
+    std::vector<std::string> m_target_names;
+    std::vector<std::string> m_class_labels;
+    std::optional<Standardization> m_standardization;
+};
+
+} // namespace brain

@@ -1,0 +1,43 @@
+// brain::Matrix: a dense row-major float32 matrix, the unit of data exchanged with the library.
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <cstddef>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+namespace brain {
+
+// Dense row-major float32 matrix. Owns its storage; copyable and movable.
+class BRAIN_API Matrix {
+public:
+    Matrix() = default;
+    // rows x cols, filled with value.
+    Matrix(std::size_t rows, std::size_t cols, float value = 0.0f);
+    // rows x cols from row-major data (data.size() must equal rows * cols).
+    Matrix(std::size_t rows, std::size_t cols, std::vector<float> data);
+    // From nested rows, e.g. {{0, 1}, {1, 0}}; every row must have the same width.
+    Matrix(std::initializer_list<std::initializer_list<float>> rows);
+
+    std::size_t rows() const noexcept { return m_rows; }
+    std::size_t cols() const noexcept { return m_cols; }
+    bool empty() const noexcept { return m_rows == 0; }
+    // Element (r, c), unchecked.
+    float& operator()(std::size_t r, std::size_t c) noexcept { return m_data[r * m_cols + c]; }
+    float operator()(std::size_t r, std::size_t c) const noexcept { return m_data[r * m_cols + c]; }
+    // Row r as a view into this matrix's storage.
+    std::span<const float> row(std::size_t r) const noexcept { return {m_data.data() + r * m_cols, m_cols}; }
+    std::span<float> row(std::size_t r) noexcept { return {m_data.data() + r * m_cols, m_cols}; }
+    // The row-major storage.
+    const std::vector<float>& data() const noexcept { return m_data; }
+    std::vector<float>& data() noexcept { return m_data; }
+
+private:
+    std::size_t m_rows = 0;
+    std::size_t m_cols = 0;
+    std::vector<float> m_data;
+};
+
+} // namespace brain

@@ -1,0 +1,148 @@
+// brain::Network: a dense feed-forward network, its builder, training entry points and model files.
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <brain/backend.hpp>
+#include <brain/dataset.hpp>
+#include <brain/matrix.hpp>
+#include <brain/stats.hpp>
+#include <brain/types.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brain {
+
+class NetworkBuilder;
+
+// One dense layer: outputs = activation(inputs W^T + b).
+struct LayerSpec {
+    std::size_t inputs = 0;
+    std::size_t outputs = 0;
+    Activation activation = Activation::Linear;
+};
+
+// Host copy of a session's weights and optimizer state (TrainingSession::checkpoint).
+struct Checkpoint {
+    std::vector<float> parameters;      // flat, the ABI's layout: per layer W (out x in, row-major) then b
+    std::vector<float> optimizer_state; // SGD: velocity; Adam/AdamW: first then second moments
+    std::uint64_t optimizer_step = 0;
+    std::uint64_t epochs_trained = 0; // epochs the session had run when the checkpoint was taken
+};
+
+// Loss and, for classifiers, accuracy over a data set.
+struct Evaluation {
+    float loss = 0.0f;
+    std::optional<float> accuracy; // classifiers (sigmoid or softmax output)
+};
+
+// What fit / fit_with_backend did.
+struct FitReport {
+    std::vector<float> epoch_losses;
+    std::vector<float> validation_losses; // when a validation set was given
+    AcceleratorStats stats;
+};
+
+// A dense network with its weights, optimizer state and (optionally) input standardisation. Copyable: copies
+// are independent. Not thread-safe for mutation; const member functions may run concurrently.
+class BRAIN_API Network {
+public:
+    // Start describing a network.
+    static NetworkBuilder builder();
+
+    const std::vector<LayerSpec>& layers() const noexcept { return m_layers; }
+    std::size_t input_size() const noexcept { return m_layers.front().inputs; }
+    std::size_t output_size() const noexcept { return m_layers.back().outputs; }
+    Loss loss() const noexcept { return m_loss; }
+    const Optimizer& optimizer() const noexcept { return m_optimizer; }
+    std::uint64_t seed() const noexcept { return m_seed; }
+    // Number of trainable floats (all weights and biases).
+    std::size_t parameter_count() const noexcept { return m_parameters.size(); }
+    // The flat parameters in the ABI's layout.
+    const std::vector<float>& parameters() const noexcept { return m_parameters; }
+    const std::vector<float>& optimizer_state() const noexcept { return m_optimizer_state; }
+    std::uint64_t optimizer_step() const noexcept { return m_optimizer_step; }
+    // Epochs trained so far (continues the shuffle stream across fit calls).
+    std::uint64_t epochs_trained() const noexcept { return m_epochs_trained; }
+    const std::optional<Standardization>& standardization() const noexcept { return m_standardization; }
+    const std::vector<std::string>& class_labels() const noexcept { return m_class_labels; }
+    const std::vector<std::string>& feature_names() const noexcept { return m_feature_names; }
+    const std::vector<std::string>& target_names() const noexcept { return m_target_names; }
+    // True for sigmoid or softmax outputs (accuracy is reported).
+    bool is_classifier() const noexcept;
+
+    // Train on the CPU plugin: fit_with_backend(data, config, TrainingBackend::cpu()).
+    FitReport fit(const Dataset& data, const TrainConfig& config, const Dataset* validation = nullptr);
+    // Train on the given backend. The weights change only if the whole run succeeds; on error this network
+    // keeps its previous weights. Never falls back to another backend.
+    FitReport fit_with_backend(const Dataset& data, const TrainConfig& config, const TrainingBackend& backend,
+                               const Dataset* validation = nullptr);
+
+    // Outputs for raw input rows (the network's standardisation is applied). Runs on the host; needs no plugin.
+    Matrix predict(const Matrix& inputs) const;
+    // For classifiers: the predicted class index of each row (argmax; a single sigmoid output thresholds 0.5).
+    std::vector<std::size_t> predict_classes(const Matrix& inputs) const;
+    // Loss (the training loss) and accuracy for classifiers over a data set.
+    Evaluation evaluate(const Dataset& data) const;
+
+    // Adopt a session's checkpoint; its sizes must match this network.
+    void restore_checkpoint(const Checkpoint& checkpoint);
+    // Replace the parameters (size must equal parameter_count()).
+    void set_parameters(std::vector<float> parameters);
+
+    // Write the model file (docs/model-format.md) atomically: a temporary file beside it, flushed, renamed.
+    void save_json(const std::filesystem::path& path) const;
+    // Read a model file; errors (InvalidModelFile) name the file and the JSON path at fault.
+    static Network load_json(const std::filesystem::path& path);
+    // The model as a JSON text, and back.
+    std::string to_json_string() const;
+    static Network from_json_string(const std::string& text, const std::string& origin = "<string>");
+
+    // Record data-set metadata (standardisation, names, class labels) in the model; fit does this.
+    void adopt_dataset_metadata(const Dataset& data);
+
+private:
+    friend class NetworkBuilder;
+    friend class TrainingSession;
+    Network() = default;
+    void validate() const;
+
+    std::vector<LayerSpec> m_layers;
+    Loss m_loss = Loss::MeanSquaredError;
+    Optimizer m_optimizer;
+    std::uint64_t m_seed = 0;
+    std::vector<float> m_parameters;
+    std::vector<float> m_optimizer_state;
+    std::uint64_t m_optimizer_step = 0;
+    std::uint64_t m_epochs_trained = 0;
+    std::optional<Standardization> m_standardization;
+    std::vector<std::string> m_feature_names;
+    std::vector<std::string> m_target_names;
+    std::vector<std::string> m_class_labels;
+};
+
+// Fluent description of a Network: Network::builder().input_size(16).dense(256, Activation::Relu)...build().
+class BRAIN_API NetworkBuilder {
+public:
+    NetworkBuilder& input_size(std::size_t n);
+    NetworkBuilder& dense(std::size_t units, Activation activation);
+    NetworkBuilder& loss(Loss loss);
+    NetworkBuilder& optimizer(const Optimizer& optimizer);
+    NetworkBuilder& seed(std::uint64_t seed);
+    // Validate and initialise (He for ReLU-like layers, Glorot otherwise; zero biases), fully determined by
+    // the seed. Throws InvalidArgument naming the layer and value at fault.
+    Network build() const;
+
+private:
+    std::size_t m_input_size = 0;
+    std::vector<std::pair<std::size_t, Activation>> m_layers;
+    std::optional<Loss> m_loss;
+    Optimizer m_optimizer;
+    std::uint64_t m_seed = 0;
+};
+
+} // namespace brain

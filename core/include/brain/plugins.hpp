@@ -1,0 +1,47 @@
+// Plugin discovery: where brain looks for backends and what it found (brain plugins).
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace brain {
+
+// The stage a plugin load reached; a failure names the stage it failed at.
+enum class PluginStage { Search, Open, Symbol, Abi, Initialize, Devices, Ready };
+BRAIN_API std::string_view to_string(PluginStage stage) noexcept;
+
+// The record of one plugin load attempt, kept for `brain plugins` and for errors.
+struct PluginRecord {
+    std::string name;           // backend name
+    std::filesystem::path path; // the file tried (empty if not found)
+    PluginStage stage = PluginStage::Search;
+    bool ok = false;        // loaded and initialised
+    int error_code = 0;     // brain::ErrorCode value when !ok (or when device_count failed)
+    std::string message;    // the precise reason (loader text, versions, plugin message)
+    std::string version;    // plugin version when loaded
+    std::string description;
+    unsigned abi_major = 0;
+    unsigned abi_minor = 0;
+    int device_count = -1;     // -1: unknown or failed
+    std::string device_status; // why device_count failed, if it did
+};
+
+// Directories searched, in order: each entry of BRAIN_PLUGIN_PATH (colon-separated), then brain/plugins beside
+// libbrain_core.so, then the build tree's plugin directory. The current directory is never searched.
+BRAIN_API std::vector<std::filesystem::path> plugin_search_paths();
+
+// Load (if not yet loaded) every libbrain_*.so found on the search path and report each; never throws for a
+// broken plugin (its record says why).
+BRAIN_API std::vector<PluginRecord> discover_plugins();
+
+// Load the plugin for backend `name` and report it (throws PluginNotFound / PluginLoadFailed /
+// PluginAbiMismatch with file, stage and reason).
+BRAIN_API PluginRecord load_plugin(const std::string& name);
+
+// Load a plugin from an explicit file (the conformance kit). Throws like load_plugin.
+BRAIN_API PluginRecord load_plugin_file(const std::filesystem::path& path);
+
+} // namespace brain

@@ -1,0 +1,50 @@
+// brain::TrainingSession: keeps a backend's device context, weights and data resident across epochs.
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <brain/backend.hpp>
+#include <brain/dataset.hpp>
+#include <brain/network.hpp>
+#include <brain/stats.hpp>
+
+#include <memory>
+
+namespace brain {
+
+class Plugin;
+
+// A training run held open on one backend. Unlike the chapter's library, every backend has a session, the CPU
+// included, so one loop serves all. The session copies the network at construction and never modifies it:
+// take checkpoint() and Network::restore_checkpoint() to bring weights back. Not thread-safe: use one session
+// from one thread at a time. Movable, not copyable. After an error the session is closed and further calls
+// throw InvalidState; the last checkpoint stays valid.
+class BRAIN_API TrainingSession {
+public:
+    // Open a session: loads the backend's plugin, checks the budget before allocating, uploads the data.
+    TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
+                    const TrainingBackend& backend);
+    ~TrainingSession();
+    TrainingSession(TrainingSession&&) noexcept;
+    TrainingSession& operator=(TrainingSession&&) noexcept;
+    TrainingSession(const TrainingSession&) = delete;
+    TrainingSession& operator=(const TrainingSession&) = delete;
+
+    // Train one epoch on the device; returns its mean loss (the only value that crosses back).
+    float train_epoch();
+    // Copy weights and optimizer state to the host (the only copy back).
+    Checkpoint checkpoint();
+    // What the session did so far, measured by the backend.
+    AcceleratorStats stats() const;
+    // The backend this session runs on.
+    const TrainingBackend& backend() const noexcept;
+    // Release the device resources; idempotent. Later calls throw InvalidState.
+    void close() noexcept;
+    bool is_open() const noexcept;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace brain
