@@ -30,7 +30,8 @@ struct PluginRecord {
 };
 
 // Directories searched, in order: each entry of BRAIN_PLUGIN_PATH (colon-separated), then brain/plugins beside
-// libbrain_core.so, then the build tree's plugin directory. The current directory is never searched.
+// libbrain_core.so, then the build tree's plugin directory. The current directory is never searched. With
+// BRAIN_PLUGIN_PATH_ONLY=1 only BRAIN_PLUGIN_PATH is searched (hermetic deployments and tests).
 BRAIN_API std::vector<std::filesystem::path> plugin_search_paths();
 
 // Load (if not yet loaded) every libbrain_*.so found on the search path and report each; never throws for a

@@ -1,0 +1,131 @@
+// brain_bench: trains the workloads of shared/bench/torch_mlp.py (same shapes, data model, optimizer, batch and
+// epoch counts) on one backend and prints one JSON line per config: samples/s, final loss and the session stats.
+// A warm-up epoch runs outside the timing, as in the PyTorch anchor.
+#include <brain/brain.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Workload {
+    std::size_t inputs;
+    std::vector<std::size_t> hidden;
+    std::size_t outputs;
+    std::size_t rows;
+    std::uint32_t batch;
+    std::uint32_t epochs;
+};
+
+const std::map<std::string, Workload>& workloads() {
+    static const std::map<std::string, Workload> w = {
+        {"seed16", {16, {256, 256}, 1, 4096, 256, 50}},
+        {"x64", {64, {256, 256}, 1, 16384, 256, 10}},
+        {"x256", {256, {256, 256}, 1, 16384, 256, 10}},
+        {"x1024", {1024, {256, 256}, 1, 16384, 256, 10}},
+        {"wide", {1024, {4096, 4096}, 16, 65536, 1024, 3}},
+        {"huge", {4096, {8192, 8192, 8192}, 16, 65536, 4096, 2}},
+    };
+    return w;
+}
+
+// Standard normal samples from a seeded xorshift generator and Box-Muller (portable, reproducible).
+class Normal {
+public:
+    explicit Normal(std::uint64_t seed) : m_state(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
+    float next() {
+        const double u1 = (static_cast<double>(bits() >> 11) + 0.5) / 9007199254740992.0;
+        const double u2 = static_cast<double>(bits() >> 11) / 9007199254740992.0;
+        return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+    }
+
+private:
+    std::uint64_t bits() {
+        m_state ^= m_state << 13;
+        m_state ^= m_state >> 7;
+        m_state ^= m_state << 17;
+        return m_state;
+    }
+    std::uint64_t m_state;
+};
+
+// X ~ N(0,1); Y = tanh(X w) + 0.1 noise with w ~ N(0, 1/inputs): the anchor's data model.
+brain::Dataset make_data(const Workload& w) {
+    Normal rng(0);
+    brain::Matrix x(w.rows, w.inputs), y(w.rows, w.outputs);
+    std::vector<float> weights(w.inputs * w.outputs);
+    for (auto& v : x.data()) v = rng.next();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(w.inputs));
+    for (auto& v : weights) v = rng.next() * scale;
+    for (std::size_t r = 0; r < w.rows; ++r)
+        for (std::size_t o = 0; o < w.outputs; ++o) {
+            float s = 0.0f;
+            for (std::size_t i = 0; i < w.inputs; ++i) s += x(r, i) * weights[i * w.outputs + o];
+            y(r, o) = std::tanh(s) + 0.1f * rng.next();
+        }
+    return brain::Dataset(std::move(x), std::move(y));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Train the PyTorch anchor's workloads (shared/bench/torch_mlp.py) on one brain backend"};
+    std::string configs = "seed16,x64,x256,x1024";
+    std::string backend_spec = "cpu";
+    std::uint64_t budget_mib = 16384;
+    std::string precision = "float32";
+    std::uint32_t epochs_override = 0;
+    app.add_option("--configs", configs, "comma-separated: seed16,x64,x256,x1024,wide,huge")->capture_default_str();
+    app.add_option("--backend", backend_spec, "cpu, cuda:0, ...")->capture_default_str();
+    app.add_option("--budget", budget_mib, "device memory budget in MiB")->capture_default_str();
+    app.add_option("--precision", precision, "float32, tf32 or bf16")->capture_default_str();
+    app.add_option("--epochs", epochs_override, "override the timed epoch count (0: the anchor's)");
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        const auto backend = brain::TrainingBackend::parse(backend_spec, budget_mib)
+                                 .with_precision(brain::parse_precision(precision));
+        std::stringstream list(configs);
+        for (std::string name; std::getline(list, name, ',');) {
+            const auto it = workloads().find(name);
+            if (it == workloads().end()) {
+                std::cerr << "error: unknown config \"" << name << "\"; expected one of seed16, x64, x256, x1024, "
+                          << "wide, huge\n";
+                return 2;
+            }
+            const Workload& w = it->second;
+            const std::uint32_t epochs = epochs_override ? epochs_override : w.epochs;
+            auto builder = brain::Network::builder().input_size(w.inputs);
+            for (std::size_t h : w.hidden) builder.dense(h, brain::Activation::Relu);
+            auto network = builder.dense(w.outputs, brain::Activation::Linear)
+                               .optimizer(brain::Optimizer::adam(1e-3f))
+                               .seed(42)
+                               .build();
+            const auto data = make_data(w);
+            brain::TrainingSession session(network, data, brain::TrainConfig{epochs + 1, w.batch, true, 7}, backend);
+            session.train_epoch(); // warm-up, untimed
+            float loss = 0.0f;
+            const auto start = std::chrono::steady_clock::now();
+            for (std::uint32_t e = 0; e < epochs; ++e) loss = session.train_epoch();
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double samples = static_cast<double>(epochs) * static_cast<double>(w.rows);
+            std::cout << "{\"cfg\":\"" << name << "\",\"backend\":\"" << backend_spec << "\",\"precision\":\""
+                      << precision << "\",\"seconds\":" << seconds << ",\"samples_per_s\":"
+                      << static_cast<long long>(samples / seconds) << ",\"final_loss\":" << loss
+                      << ",\"estimate_bytes\":" << brain::estimate_tensor_memory_bytes(network, w.batch)
+                      << ",\"stats\":" << brain::to_json(session.stats()) << "}" << std::endl;
+        }
+    } catch (const brain::Error& e) {
+        std::cerr << "error: " << brain::to_string(e.code()) << ": " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,33 @@
+// Helpers shared by the brain command and the examples: error names, atomic file output, durations.
+#pragma once
+
+#include <brain/brain.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace brain::app {
+
+// The name printed for an error's code. ErrorCode::FeatureDisabled is the Metal backend's
+// MetalFeatureDisabled (the chapter's name) whenever the message is about Metal.
+std::string error_name(const Error& error);
+
+// "error: <code name>: <message>", the one line every app prints for a brain::Error.
+std::string error_line(const Error& error);
+
+// True for the errors that mean "this machine cannot run that backend" (no plugin, no driver, no device,
+// Metal off Apple systems), as opposed to a failure of a run that could have worked.
+bool is_backend_unavailable(ErrorCode code) noexcept;
+
+// Write `content` to `path` atomically: a temporary file beside it, flushed and fsync'ed, then renamed over
+// the target. On failure the target is untouched and the temporary removed; throws Error(IoError).
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+// A duration as "412ms", "3.10s" or "2m05s" (the chapter's style).
+std::string format_duration(std::chrono::nanoseconds d);
+
+// Seconds elapsed since `start` as a double.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
+} // namespace brain::app

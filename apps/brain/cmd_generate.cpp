@@ -1,0 +1,50 @@
+// brain generate: synthetic data sets, so the project ships its own data.
+#include "app_support.hpp"
+#include "commands.hpp"
+#include "synthetic.hpp"
+
+#include <brain/brain.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace brain::app {
+
+namespace {
+
+struct GenerateOptions {
+    std::string kind = "regression";
+    std::size_t rows = 1000;
+    std::string out;
+    std::uint64_t seed = 42;
+};
+
+int run_generate(const GenerateOptions& o) {
+    const SyntheticKind kind = parse_synthetic_kind(o.kind);
+    const std::string text = generate_csv(kind, o.rows, o.seed);
+    write_file_atomically(o.out, text);
+    std::cout << "wrote " << o.rows << " rows of " << o.kind << " data to " << o.out
+              << " (columns: " << text.substr(0, text.find('\n')) << ")\n";
+    return exit_ok;
+}
+
+} // namespace
+
+void add_generate_command(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<GenerateOptions>();
+    auto* cmd = app.add_subcommand(
+        "generate",
+        "Write a synthetic CSV data set, fully determined by --seed. regression: x0..x5 and y, a smooth "
+        "nonlinear function plus noise; churn: a customer table (tenure_months, monthly_charges, total_charges, "
+        "support_calls, contract_months, paperless_billing, senior, num_services) with label column "
+        "\"churned\" (yes/no); xor: x0, x1 and y = 1 when exactly one is positive.");
+    cmd->add_option("--kind", o->kind, "regression, churn or xor")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"regression", "churn", "xor"}));
+    cmd->add_option("--rows", o->rows, "number of rows")->capture_default_str();
+    cmd->add_option("--out", o->out, "the CSV file to write (atomically)")->required();
+    cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
+    cmd->callback([o, &exit_code] { exit_code = run_generate(*o); });
+}
+
+} // namespace brain::app

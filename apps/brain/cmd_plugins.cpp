@@ -1,0 +1,64 @@
+// brain plugins: where plugins are searched for, and what each found file amounted to.
+#include "app_support.hpp"
+#include "commands.hpp"
+
+#include <brain/brain.hpp>
+#include <brain/plugin_abi.h>
+
+#include <filesystem>
+#include <iostream>
+
+namespace brain::app {
+
+namespace {
+
+int run_plugins() {
+    const auto dirs = plugin_search_paths();
+    std::cout << "Plugin search path (in order; BRAIN_PLUGIN_PATH first, then beside libbrain_core, then the "
+                 "build tree):\n";
+    if (dirs.empty()) std::cout << "  (none)\n";
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        std::error_code ec;
+        const bool exists = std::filesystem::is_directory(dirs[i], ec);
+        std::cout << "  " << i + 1 << ". " << dirs[i].string() << (exists ? "" : "  (does not exist)") << "\n";
+    }
+
+    const auto records = discover_plugins();
+    std::cout << "\nPlugins found: " << records.size() << "\n";
+    if (records.empty())
+        std::cout << "  no libbrain_<name>.so in any directory above; build the plugins (they land in the "
+                     "build tree's lib/brain/plugins) or set BRAIN_PLUGIN_PATH\n";
+    for (const auto& r : records) {
+        std::cout << "\n  " << r.name << (r.ok ? "  [ok]" : "  [failed]") << "\n";
+        std::cout << "    path:    " << (r.path.empty() ? std::string("(not found)") : r.path.string()) << "\n";
+        std::cout << "    stage:   " << to_string(r.stage) << "\n";
+        if (r.abi_major != 0 || r.abi_minor != 0)
+            std::cout << "    ABI:     " << r.abi_major << "." << r.abi_minor << " (this core speaks "
+                      << BRAIN_ABI_VERSION_MAJOR << "." << BRAIN_ABI_VERSION_MINOR << ")\n";
+        if (!r.version.empty()) std::cout << "    version: " << r.version << "\n";
+        if (!r.description.empty()) std::cout << "    about:   " << r.description << "\n";
+        if (!r.ok) {
+            std::cout << "    reason:  " << to_string(static_cast<ErrorCode>(r.error_code)) << ": " << r.message
+                      << "\n";
+            continue;
+        }
+        if (r.device_count >= 0)
+            std::cout << "    devices: " << r.device_count << "\n";
+        else
+            std::cout << "    devices: unknown"
+                      << (r.device_status.empty() ? std::string() : " (" + r.device_status + ")") << "\n";
+        if (r.device_count == 0 && !r.device_status.empty()) std::cout << "    why none: " << r.device_status << "\n";
+    }
+    return exit_ok;
+}
+
+} // namespace
+
+void add_plugins_command(CLI::App& app, int& exit_code) {
+    auto* cmd = app.add_subcommand("plugins", "List every directory searched for backend plugins and every "
+                                              "plugin found: path, load stage reached, ok or the precise "
+                                              "failure, ABI version, and its device count or why it has none.");
+    cmd->callback([&exit_code] { exit_code = run_plugins(); });
+}
+
+} // namespace brain::app

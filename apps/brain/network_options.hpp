@@ -1,0 +1,14 @@
+// Parsing shared by the subcommands that describe a network on the command line (train, estimate).
+#pragma once
+
+#include <brain/brain.hpp>
+
+#include <string>
+
+namespace brain::app {
+
+// An optimizer from its CLI name ("adam", "sgd", "adamw") and learning rate; throws InvalidArgument naming
+// the accepted names.
+Optimizer parse_optimizer(const std::string& name, float learning_rate, float momentum, float weight_decay);
+
+} // namespace brain::app

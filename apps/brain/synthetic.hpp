@@ -1,0 +1,48 @@
+// Synthetic data sets the project ships as generators: `brain generate` writes them as CSV and the examples
+// build them in memory, so nothing depends on downloaded data.
+#pragma once
+
+#include <brain/dataset.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace brain::app {
+
+// Which data set to generate.
+enum class SyntheticKind {
+    Regression, // x0..x5 uniform in [-2, 2]; y = a smooth nonlinear function of them + small noise
+    Churn,      // churn-like customer table; label column "churned" with values yes/no
+    Xor,        // x0, x1 uniform in [-1, 1]; y = 1 when exactly one of them is positive, else 0
+};
+
+// Parse "regression", "churn" or "xor"; throws Error(InvalidArgument) naming the accepted kinds.
+SyntheticKind parse_synthetic_kind(std::string_view text);
+
+// The data set as CSV text (header row, then `rows` rows), fully determined by `seed`.
+std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed);
+
+// The chapter's regression task in memory: `inputs` standard-normal features and one target, a sum of smooth
+// nonlinear terms of them plus noise (used by the examples, whose networks take input_size 16).
+Dataset make_regression(std::size_t rows, std::size_t inputs, std::uint64_t seed);
+
+// A small deterministic random source (splitmix64 + Box-Muller), identical on every platform and compiler,
+// unlike std:: distributions.
+class SyntheticRng {
+public:
+    explicit SyntheticRng(std::uint64_t seed) : m_state(seed) {}
+    std::uint64_t next_u64() noexcept;
+    // Uniform in [0, 1).
+    double uniform() noexcept;
+    // Uniform in [lo, hi).
+    double uniform(double lo, double hi) noexcept { return lo + (hi - lo) * uniform(); }
+    // Standard normal.
+    double normal() noexcept;
+
+private:
+    std::uint64_t m_state;
+};
+
+} // namespace brain::app

@@ -1,0 +1,393 @@
+// The model file (docs/model-format.md): Network::to_json_string / from_json_string / save_json / load_json.
+// Numbers are stored as float32 and parsed straight to float32 (nlohmann::basic_json with float as its number
+// type), so every weight survives a save/load round trip bit for bit.
+#include "NetworkRules.hpp"
+
+#include <brain/error.hpp>
+#include <brain/network.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace brain {
+
+namespace {
+
+// Float-typed JSON: dumps the shortest text that reads back as the same float, and parses with strtof.
+using Json = nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t,
+                                  std::uint64_t, float>;
+
+constexpr const char* kFormatName = "brain-model";
+constexpr std::uint64_t kFormatVersion = 1;
+
+// --- writing ---------------------------------------------------------------------------------------------------
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json names_json(const std::vector<std::string>& names) {
+    Json a = Json::array();
+    for (const auto& n : names) a.push_back(n);
+    return a;
+}
+
+// --- reading ---------------------------------------------------------------------------------------------------
+
+// Reads one model document; every error names the origin (file) and the JSON pointer at fault.
+class Reader {
+public:
+    explicit Reader(const std::string& origin) : m_origin(origin) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+        BRAIN_THROW(ErrorCode::InvalidModelFile, m_origin, ": ", path, ": ", message);
+    }
+
+    const Json& require(const Json& object, const std::string& path, const char* key) const {
+        const auto it = object.find(key);
+        if (it == object.end()) fail(path + "/" + key, "missing; a brain model file must have it");
+        return *it;
+    }
+
+    const Json* optional(const Json& object, const char* key) const {
+        const auto it = object.find(key);
+        return it == object.end() ? nullptr : &*it;
+    }
+
+    std::uint64_t unsigned_integer(const Json& j, const std::string& path) const {
+        if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0))
+            fail(path, "expected a non-negative integer, found " + describe(j));
+        return j.get<std::uint64_t>();
+    }
+
+    std::size_t width(const Json& j, const std::string& path) const {
+        const std::uint64_t v = unsigned_integer(j, path);
+        if (v == 0 || v > std::numeric_limits<std::uint32_t>::max())
+            fail(path, "expected a width in [1, " + std::to_string(std::numeric_limits<std::uint32_t>::max()) +
+                           "], found " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+    }
+
+    float number(const Json& j, const std::string& path) const {
+        if (!j.is_number()) fail(path, "expected a number, found " + describe(j));
+        const float v = j.get<float>();
+        if (!std::isfinite(v))
+            fail(path, "non-finite number: the value is outside the float32 range (+-3.4e38) and reads as " +
+                           std::string(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")) +
+                           "; every number must be finite");
+        return v;
+    }
+
+    const std::string& string(const Json& j, const std::string& path) const {
+        if (!j.is_string()) fail(path, "expected a string, found " + describe(j));
+        return j.get_ref<const std::string&>();
+    }
+
+    std::vector<float> floats(const Json& j, const std::string& path, std::size_t expected) const {
+        if (!j.is_array()) fail(path, "expected an array of " + std::to_string(expected) + " numbers, found " + describe(j));
+        if (j.size() != expected)
+            fail(path, "expected " + std::to_string(expected) + " numbers, found " + std::to_string(j.size()));
+        std::vector<float> out;
+        out.reserve(expected);
+        for (std::size_t i = 0; i < j.size(); ++i) out.push_back(number(j[i], path + "/" + std::to_string(i)));
+        return out;
+    }
+
+    std::vector<std::string> strings(const Json& j, const std::string& path) const {
+        if (!j.is_array()) fail(path, "expected an array of strings, found " + describe(j));
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < j.size(); ++i) out.push_back(string(j[i], path + "/" + std::to_string(i)));
+        return out;
+    }
+
+    // "string \"abc\"", "array of 3", ... for messages.
+    static std::string describe(const Json& j) {
+        if (j.is_array()) return "an array of " + std::to_string(j.size());
+        if (j.is_object()) return "an object";
+        if (j.is_string()) {
+            std::string s = dump(j);
+            if (s.size() > 40) s = s.substr(0, 37) + "...";
+            return "the string " + s;
+        }
+        if (j.is_null()) return "null";
+        return std::string(j.type_name()) + " " + dump(j);
+    }
+
+private:
+    const std::string& m_origin;
+};
+
+Optimizer::Kind parse_optimizer_kind(const Reader& reader, const std::string& text, const std::string& path) {
+    std::string key;
+    for (char c : text)
+        if (c != '_' && c != '-' && c != ' ') key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (key == "sgd") return Optimizer::Kind::Sgd;
+    if (key == "adam") return Optimizer::Kind::Adam;
+    if (key == "adamw") return Optimizer::Kind::AdamW;
+    reader.fail(path, "unknown optimizer '" + text + "'; accepted names: sgd, adam, adamw");
+}
+
+// --- atomic file replacement -----------------------------------------------------------------------------------
+
+std::string random_suffix() {
+    // Unique enough among concurrent writers of one directory; O_EXCL catches the rest.
+    static std::atomic<std::uint64_t> counter{0};
+    std::uint64_t x = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                      (counter.fetch_add(1) * 0x9e3779b97f4a7c15ULL) ^ reinterpret_cast<std::uintptr_t>(&x);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    std::ostringstream s;
+    s << std::hex << x;
+    return s.str();
+}
+
+// Writes text to "<path>.tmp-<pid>-<random>", flushes it to disk and renames it over path; the previous file is
+// either fully replaced or untouched.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::path temp = path;
+    temp += ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" + random_suffix();
+    auto fail = [&](const char* step, int err) {
+        ::unlink(temp.c_str());
+        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': ", step, " failed: ",
+                    std::strerror(err), "; the previous file (if any) is unchanged. Check that the directory exists "
+                                        "and is writable and that the disk has space");
+    };
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int err = errno;
+        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': creating the temporary file '",
+                    temp.string(), "' failed: ", std::strerror(err),
+                    "; check that the directory exists and is writable");
+    }
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            ::close(fd);
+            fail("writing", err);
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) {
+        const int err = errno;
+        ::close(fd);
+        fail("fsync", err);
+    }
+    if (::close(fd) != 0) fail("closing the temporary file", errno);
+    if (::rename(temp.c_str(), path.c_str()) != 0) fail("renaming the temporary file over it", errno);
+    // Make the rename itself durable; failing to sync the directory does not undo a completed save.
+    std::filesystem::path dir = path.parent_path();
+    if (dir.empty()) dir = ".";
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+} // namespace
+
+std::string Network::to_json_string() const {
+    validate();
+    for (std::size_t i = 0; i < m_parameters.size(); ++i)
+        BRAIN_CHECK(std::isfinite(m_parameters[i]), ErrorCode::NumericalError, "Network::to_json_string: ",
+                    detail::describe_parameter(m_layers, i), " is ", m_parameters[i],
+                    "; a model with non-finite parameters cannot be saved (training diverged)");
+
+    Json optimizer = Json::object();
+    optimizer["kind"] = std::string(to_string(m_optimizer.kind));
+    optimizer["learning_rate"] = m_optimizer.learning_rate;
+    optimizer["momentum"] = m_optimizer.momentum;
+    optimizer["beta1"] = m_optimizer.beta1;
+    optimizer["beta2"] = m_optimizer.beta2;
+    optimizer["epsilon"] = m_optimizer.epsilon;
+    optimizer["weight_decay"] = m_optimizer.weight_decay;
+
+    Json standardization = nullptr;
+    if (m_standardization) {
+        standardization = Json::object();
+        standardization["mean"] = m_standardization->mean;
+        standardization["stddev"] = m_standardization->stddev;
+    }
+
+    // One top-level key per line and one layer per line: readable and diff-friendly, yet compact.
+    std::string out = "{\n";
+    auto field = [&out](const char* key, const Json& value, bool last = false) {
+        out += "  " + dump(Json(key)) + ": " + dump(value) + (last ? "\n" : ",\n");
+    };
+    field("format", kFormatName);
+    field("version", kFormatVersion);
+    field("loss", std::string(to_string(m_loss)));
+    field("optimizer", optimizer);
+    field("seed", m_seed);
+    field("epochs_trained", m_epochs_trained);
+    field("standardization", standardization);
+    field("feature_names", names_json(m_feature_names));
+    field("target_names", names_json(m_target_names));
+    field("class_labels", names_json(m_class_labels));
+    out += "  \"layers\": [\n";
+    const float* p = m_parameters.data();
+    for (std::size_t i = 0; i < m_layers.size(); ++i) {
+        const LayerSpec& l = m_layers[i];
+        Json layer = Json::object();
+        layer["inputs"] = static_cast<std::uint64_t>(l.inputs);
+        layer["outputs"] = static_cast<std::uint64_t>(l.outputs);
+        layer["activation"] = std::string(to_string(l.activation));
+        layer["weights"] = std::vector<float>(p, p + l.inputs * l.outputs);
+        p += l.inputs * l.outputs;
+        layer["bias"] = std::vector<float>(p, p + l.outputs);
+        p += l.outputs;
+        out += "    " + dump(layer) + (i + 1 < m_layers.size() ? ",\n" : "\n");
+    }
+    out += "  ]\n}\n";
+    return out;
+}
+
+Network Network::from_json_string(const std::string& text, const std::string& origin) {
+    Json doc;
+    try {
+        doc = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        std::string what = e.what();
+        if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", what,
+                    "); a brain model file is the JSON written by save_json");
+    }
+    const Reader rd(origin);
+    if (!doc.is_object()) rd.fail("top level", "expected a JSON object, found " + Reader::describe(doc));
+
+    const std::string& format = rd.string(rd.require(doc, "", "format"), "/format");
+    if (format != kFormatName)
+        rd.fail("/format", std::string("expected \"") + kFormatName + "\", found \"" + format +
+                               "\"; this is not a brain model file");
+    const std::uint64_t version = rd.unsigned_integer(rd.require(doc, "", "version"), "/version");
+    if (version != kFormatVersion)
+        rd.fail("/version", "unsupported version " + std::to_string(version) + "; this build of brain reads version " +
+                                std::to_string(kFormatVersion) + " only. Use the brain release that wrote the file");
+
+    Network net;
+    const Json& layers = rd.require(doc, "", "layers");
+    if (!layers.is_array() || layers.empty())
+        rd.fail("/layers", "expected a non-empty array of layers, found " + Reader::describe(layers));
+    std::vector<float> params;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string at = "/layers/" + std::to_string(i);
+        const Json& l = layers[i];
+        if (!l.is_object()) rd.fail(at, "expected a layer object, found " + Reader::describe(l));
+        LayerSpec spec;
+        spec.inputs = rd.width(rd.require(l, at, "inputs"), at + "/inputs");
+        spec.outputs = rd.width(rd.require(l, at, "outputs"), at + "/outputs");
+        if (i > 0 && spec.inputs != net.m_layers.back().outputs)
+            rd.fail(at + "/inputs", "expected " + std::to_string(net.m_layers.back().outputs) + " (the outputs of layer " +
+                                        std::to_string(i - 1) + "), found " + std::to_string(spec.inputs));
+        const std::string& activation = rd.string(rd.require(l, at, "activation"), at + "/activation");
+        try {
+            spec.activation = parse_activation(activation);
+        } catch (const Error& e) {
+            rd.fail(at + "/activation", e.what());
+        }
+        const auto weights = rd.floats(rd.require(l, at, "weights"), at + "/weights", spec.inputs * spec.outputs);
+        const auto bias = rd.floats(rd.require(l, at, "bias"), at + "/bias", spec.outputs);
+        params.insert(params.end(), weights.begin(), weights.end());
+        params.insert(params.end(), bias.begin(), bias.end());
+        net.m_layers.push_back(spec);
+    }
+
+    if (const Json* loss = rd.optional(doc, "loss")) {
+        try {
+            net.m_loss = parse_loss(rd.string(*loss, "/loss"));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::InvalidModelFile) throw;
+            rd.fail("/loss", e.what());
+        }
+    } else {
+        net.m_loss = detail::default_loss(net.m_layers.back().activation);
+    }
+
+    if (const Json* opt = rd.optional(doc, "optimizer")) {
+        if (!opt->is_object()) rd.fail("/optimizer", "expected an object, found " + Reader::describe(*opt));
+        Optimizer o;
+        o.kind = parse_optimizer_kind(rd, rd.string(rd.require(*opt, "/optimizer", "kind"), "/optimizer/kind"),
+                                      "/optimizer/kind");
+        auto read = [&](const char* key, float& into) {
+            if (const Json* v = rd.optional(*opt, key)) into = rd.number(*v, std::string("/optimizer/") + key);
+        };
+        read("learning_rate", o.learning_rate);
+        read("momentum", o.momentum);
+        read("beta1", o.beta1);
+        read("beta2", o.beta2);
+        read("epsilon", o.epsilon);
+        read("weight_decay", o.weight_decay);
+        net.m_optimizer = o;
+    }
+
+    if (auto broken = detail::check_network(net.m_layers, net.m_loss, net.m_optimizer))
+        rd.fail(broken->json_path, broken->message);
+
+    if (const Json* seed = rd.optional(doc, "seed")) net.m_seed = rd.unsigned_integer(*seed, "/seed");
+    if (const Json* epochs = rd.optional(doc, "epochs_trained"))
+        net.m_epochs_trained = rd.unsigned_integer(*epochs, "/epochs_trained");
+
+    const std::size_t in = net.m_layers.front().inputs, out = net.m_layers.back().outputs;
+    if (const Json* s = rd.optional(doc, "standardization"); s && !s->is_null()) {
+        if (!s->is_object()) rd.fail("/standardization", "expected an object or null, found " + Reader::describe(*s));
+        Standardization st;
+        st.mean = rd.floats(rd.require(*s, "/standardization", "mean"), "/standardization/mean", in);
+        st.stddev = rd.floats(rd.require(*s, "/standardization", "stddev"), "/standardization/stddev", in);
+        for (std::size_t i = 0; i < in; ++i)
+            if (!(st.stddev[i] > 0.0f))
+                rd.fail("/standardization/stddev/" + std::to_string(i),
+                        "a standard deviation must be > 0, found " + dump(Json(st.stddev[i])));
+        net.m_standardization = std::move(st);
+    }
+
+    auto names = [&](const char* key, std::size_t expected, bool allow_two) {
+        std::vector<std::string> v;
+        if (const Json* j = rd.optional(doc, key)) {
+            const std::string path = std::string("/") + key;
+            v = rd.strings(*j, path);
+            if (!v.empty() && v.size() != expected && !(allow_two && expected == 1 && v.size() == 2))
+                rd.fail(path, "expected " + std::to_string(expected) + " names (or none), found " + std::to_string(v.size()));
+        }
+        return v;
+    };
+    net.m_feature_names = names("feature_names", in, false);
+    net.m_target_names = names("target_names", out, false);
+    net.m_class_labels = names("class_labels", out, true);
+
+    net.m_parameters = std::move(params);
+    net.m_optimizer_state.assign(net.m_optimizer.state_per_parameter() * net.m_parameters.size(), 0.0f);
+    net.m_optimizer_step = 0;
+    return net;
+}
+
+void Network::save_json(const std::filesystem::path& path) const { write_atomically(path, to_json_string()); }
+
+Network Network::load_json(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        const int err = errno;
+        BRAIN_THROW(ErrorCode::IoError, "cannot open the model file '", path.string(), "': ",
+                    err != 0 ? std::strerror(err) : "open failed", "; check the path");
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) BRAIN_THROW(ErrorCode::IoError, "cannot read the model file '", path.string(), "': read error");
+    return from_json_string(buffer.str(), path.string());
+}
+
+} // namespace brain

@@ -1,0 +1,214 @@
+// Network's host-side inference (predict, evaluate) and state management. Training lives in Training.cpp.
+#include "NetworkRules.hpp"
+
+#include <brain/dense_math.hpp>
+#include <brain/error.hpp>
+#include <brain/network.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace brain {
+
+namespace {
+
+// Rows processed together: each weight row is loaded once per block and used for this many input rows.
+constexpr std::size_t kRowBlock = 4;
+// Bytes of weights kept hot in cache while every row block passes over them.
+constexpr std::size_t kWeightBlockBytes = 256 * 1024;
+
+// Sum of x[i] * w[i] with eight independent partial sums, which the compiler turns into vector code.
+inline void dot_rows(const float* const* x, std::size_t nrows, const float* w, std::size_t n, float* out) {
+    float acc[kRowBlock][8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (std::size_t r = 0; r < nrows; ++r)
+            for (std::size_t j = 0; j < 8; ++j) acc[r][j] += x[r][i + j] * w[i + j];
+    for (std::size_t r = 0; r < nrows; ++r) {
+        float tail = 0.0f;
+        for (std::size_t k = i; k < n; ++k) tail += x[r][k] * w[k];
+        out[r] = ((acc[r][0] + acc[r][4]) + (acc[r][1] + acc[r][5])) + ((acc[r][2] + acc[r][6]) + (acc[r][3] + acc[r][7])) +
+                 tail;
+    }
+}
+
+// z = x W^T + b for one layer; W is outputs x inputs, row-major.
+Matrix dense_forward(const Matrix& x, const float* w, const float* b, std::size_t outputs) {
+    const std::size_t rows = x.rows(), inputs = x.cols();
+    Matrix z(rows, outputs);
+    const std::size_t out_block = std::max<std::size_t>(1, kWeightBlockBytes / (sizeof(float) * std::max<std::size_t>(inputs, 1)));
+    for (std::size_t o0 = 0; o0 < outputs; o0 += out_block) {
+        const std::size_t o1 = std::min(outputs, o0 + out_block);
+        for (std::size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+            const std::size_t nr = std::min(kRowBlock, rows - r0);
+            const float* xr[kRowBlock];
+            for (std::size_t r = 0; r < nr; ++r) xr[r] = x.row(r0 + r).data();
+            float out[kRowBlock];
+            for (std::size_t o = o0; o < o1; ++o) {
+                dot_rows(xr, nr, w + o * inputs, inputs, out);
+                for (std::size_t r = 0; r < nr; ++r) z(r0 + r, o) = out[r] + b[o];
+            }
+        }
+    }
+    return z;
+}
+
+// Runs every layer; returns the output activations and, if asked, the output layer's pre-activations.
+Matrix forward(const std::vector<LayerSpec>& layers, const std::vector<float>& params, Matrix x, Matrix* last_z) {
+    const float* p = params.data();
+    for (std::size_t li = 0; li < layers.size(); ++li) {
+        const LayerSpec& l = layers[li];
+        const float* w = p;
+        const float* b = p + l.outputs * l.inputs;
+        p = b + l.outputs;
+        Matrix z = dense_forward(x, w, b, l.outputs);
+        Matrix a(z.rows(), z.cols());
+        for (std::size_t r = 0; r < z.rows(); ++r)
+            math::activate_row(static_cast<int32_t>(l.activation), z.row(r).data(), a.row(r).data(), l.outputs,
+                               detail::kLeakyReluSlope);
+        if (last_z && li + 1 == layers.size()) *last_z = std::move(z);
+        x = std::move(a);
+    }
+    return x;
+}
+
+std::size_t argmax(std::span<const float> v) {
+    return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+} // namespace
+
+NetworkBuilder Network::builder() { return NetworkBuilder{}; }
+
+bool Network::is_classifier() const noexcept {
+    if (m_layers.empty()) return false;
+    const Activation out = m_layers.back().activation;
+    return out == Activation::Sigmoid || out == Activation::Softmax;
+}
+
+Matrix Network::predict(const Matrix& inputs) const {
+    validate();
+    if (inputs.cols() != input_size()) {
+        std::string names;
+        for (std::size_t i = 0; i < m_feature_names.size() && i < 8; ++i)
+            names += (i ? ", " : " (") + m_feature_names[i];
+        if (!names.empty()) names += m_feature_names.size() > 8 ? ", ...)" : ")";
+        BRAIN_THROW(ErrorCode::InvalidArgument, "Network::predict: expected ", input_size(), " input columns", names,
+                    ", found ", inputs.cols(), "; pass one column per feature the network was built for");
+    }
+    for (std::size_t r = 0; r < inputs.rows(); ++r)
+        for (std::size_t c = 0; c < inputs.cols(); ++c)
+            BRAIN_CHECK(std::isfinite(inputs(r, c)), ErrorCode::InvalidData, "Network::predict: input row ", r,
+                        ", column ", c, " is ", inputs(r, c), "; every input must be finite");
+    Matrix x = inputs;
+    if (m_standardization) m_standardization->apply(x);
+    return forward(m_layers, m_parameters, std::move(x), nullptr);
+}
+
+std::vector<std::size_t> Network::predict_classes(const Matrix& inputs) const {
+    BRAIN_CHECK_ARG(is_classifier(), "Network::predict_classes: the output layer is ",
+                    m_layers.empty() ? std::string_view("missing") : to_string(m_layers.back().activation),
+                    ", not a classifier (sigmoid or softmax); use predict for regression outputs");
+    const Matrix out = predict(inputs);
+    std::vector<std::size_t> classes(out.rows());
+    for (std::size_t r = 0; r < out.rows(); ++r)
+        // A single sigmoid unit is P(class 1); >= 0.5 matches z >= 0.
+        classes[r] = out.cols() == 1 ? (out(r, 0) >= 0.5f ? 1 : 0) : argmax(out.row(r));
+    return classes;
+}
+
+Evaluation Network::evaluate(const Dataset& data) const {
+    validate();
+    BRAIN_CHECK_ARG(data.size() > 0, "Network::evaluate: the data set is empty");
+    BRAIN_CHECK_ARG(data.input_width() == input_size(), "Network::evaluate: the network expects ", input_size(),
+                    " feature columns, the data set has ", data.input_width());
+    BRAIN_CHECK_ARG(data.target_width() == output_size(), "Network::evaluate: the network has ", output_size(),
+                    " outputs, the data set has ", data.target_width(), " target columns");
+    Matrix x = data.features();
+    if (m_standardization) m_standardization->apply(x);
+    Matrix z;
+    const Matrix a = forward(m_layers, m_parameters, std::move(x), &z);
+    const Matrix& t = data.targets();
+    const std::size_t rows = a.rows(), k = a.cols();
+    const auto activation = static_cast<int32_t>(m_layers.back().activation);
+    std::vector<float> delta(k);
+    double total = 0.0;
+    for (std::size_t r = 0; r < rows; ++r)
+        total += math::loss_row(static_cast<int32_t>(m_loss), activation, detail::kLeakyReluSlope, z.row(r).data(),
+                                a.row(r).data(), t.row(r).data(), delta.data(), k, rows);
+    Evaluation result;
+    result.loss = static_cast<float>(total);
+    if (is_classifier()) {
+        std::size_t correct = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            if (k == 1)
+                correct += ((a(r, 0) >= 0.5f) == (t(r, 0) >= 0.5f)) ? 1 : 0;
+            else
+                correct += argmax(a.row(r)) == argmax(t.row(r)) ? 1 : 0;
+        }
+        result.accuracy = static_cast<float>(static_cast<double>(correct) / static_cast<double>(rows));
+    }
+    return result;
+}
+
+void Network::restore_checkpoint(const Checkpoint& checkpoint) {
+    BRAIN_CHECK_ARG(checkpoint.parameters.size() == m_parameters.size(), "Network::restore_checkpoint: expected ",
+                    m_parameters.size(), " parameters, the checkpoint has ", checkpoint.parameters.size(),
+                    "; it was taken from a different network");
+    const std::size_t state = m_optimizer.state_per_parameter() * m_parameters.size();
+    BRAIN_CHECK_ARG(checkpoint.optimizer_state.size() == state, "Network::restore_checkpoint: expected ", state,
+                    " optimizer-state values (", to_string(m_optimizer.kind), "), the checkpoint has ",
+                    checkpoint.optimizer_state.size());
+    for (std::size_t i = 0; i < checkpoint.parameters.size(); ++i)
+        BRAIN_CHECK(std::isfinite(checkpoint.parameters[i]), ErrorCode::NumericalError,
+                    "Network::restore_checkpoint: ", detail::describe_parameter(m_layers, i), " is ",
+                    checkpoint.parameters[i], "; training diverged (lower the learning rate or standardize inputs)");
+    m_parameters = checkpoint.parameters;
+    m_optimizer_state = checkpoint.optimizer_state;
+    m_optimizer_step = checkpoint.optimizer_step;
+    m_epochs_trained = checkpoint.epochs_trained;
+}
+
+void Network::set_parameters(std::vector<float> parameters) {
+    BRAIN_CHECK_ARG(parameters.size() == m_parameters.size(), "Network::set_parameters: expected ",
+                    m_parameters.size(), " values (all weights then biases of each layer), found ", parameters.size());
+    for (std::size_t i = 0; i < parameters.size(); ++i)
+        BRAIN_CHECK_ARG(std::isfinite(parameters[i]), "Network::set_parameters: ", detail::describe_parameter(m_layers, i),
+                        " is ", parameters[i], "; every parameter must be finite");
+    m_parameters = std::move(parameters);
+}
+
+void Network::adopt_dataset_metadata(const Dataset& data) {
+    BRAIN_CHECK_ARG(data.input_width() == input_size(), "Network::adopt_dataset_metadata: the network expects ",
+                    input_size(), " feature columns, the data set has ", data.input_width());
+    BRAIN_CHECK_ARG(data.target_width() == output_size(), "Network::adopt_dataset_metadata: the network has ",
+                    output_size(), " outputs, the data set has ", data.target_width(), " target columns");
+    if (const auto& s = data.standardization())
+        BRAIN_CHECK_ARG(s->mean.size() == input_size() && s->stddev.size() == input_size(),
+                        "Network::adopt_dataset_metadata: the standardisation has ", s->mean.size(),
+                        " means and ", s->stddev.size(), " deviations; expected ", input_size());
+    m_standardization = data.standardization();
+    m_feature_names = data.feature_names();
+    m_target_names = data.target_names();
+    m_class_labels = data.class_labels();
+}
+
+void Network::validate() const {
+    // Guards internal invariants (e.g. after a friend edited the members); a failure is a bug, not bad input.
+    BRAIN_CHECK(!m_layers.empty(), ErrorCode::InvalidState, "Network: no layers (a default-constructed network)");
+    for (std::size_t i = 1; i < m_layers.size(); ++i)
+        BRAIN_CHECK(m_layers[i].inputs == m_layers[i - 1].outputs, ErrorCode::InvalidState, "Network: layer ", i,
+                    " has ", m_layers[i].inputs, " inputs but layer ", i - 1, " has ", m_layers[i - 1].outputs,
+                    " outputs");
+    BRAIN_CHECK(m_parameters.size() == detail::parameter_count(m_layers), ErrorCode::InvalidState, "Network: ",
+                m_parameters.size(), " parameters stored, the layers need ", detail::parameter_count(m_layers));
+    BRAIN_CHECK(m_optimizer_state.size() == m_optimizer.state_per_parameter() * m_parameters.size(),
+                ErrorCode::InvalidState, "Network: ", m_optimizer_state.size(),
+                " optimizer-state values stored, expected ", m_optimizer.state_per_parameter() * m_parameters.size());
+    if (m_standardization)
+        BRAIN_CHECK(m_standardization->mean.size() == input_size() && m_standardization->stddev.size() == input_size(),
+                    ErrorCode::InvalidState, "Network: the standardisation covers ", m_standardization->mean.size(),
+                    " features, the network has ", input_size());
+}
+
+} // namespace brain

@@ -1,0 +1,59 @@
+// Internal: a loaded plugin (never unloaded) and the registry that finds and loads plugins.
+#pragma once
+
+#include <brain/error.hpp>
+#include <brain/plugin_abi.h>
+#include <brain/plugins.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace brain::detail {
+
+// One loaded and initialised plugin. Lives until the process exits: objects it created may outlive any owner.
+class Plugin {
+public:
+    Plugin(std::shared_ptr<void> library, const brain_plugin_api& api, PluginRecord record);
+    // The function table, zero-extended to this core's struct size (fields the plugin lacks are null).
+    const brain_plugin_api& api() const noexcept { return m_api; }
+    const PluginRecord& record() const noexcept { return m_record; }
+    const std::string& name() const noexcept { return m_record.name; }
+    // Throw the brain::Error carried by a plugin error (and release it); no-op for nullptr.
+    void check(brain_error* error) const;
+
+private:
+    std::shared_ptr<void> m_library;
+    brain_plugin_api m_api{};
+    PluginRecord m_record;
+};
+
+// Finds plugins on the search path and loads each at most once. Thread-safe. Never unloads.
+class PluginRegistry {
+public:
+    static PluginRegistry& instance();
+    // The plugin for backend `name`, loading it on first use; throws with file, stage and reason.
+    std::shared_ptr<Plugin> get(const std::string& name);
+    // The plugin in an explicit file (conformance kit).
+    std::shared_ptr<Plugin> get_file(const std::filesystem::path& path);
+    // Every libbrain_*.so on the search path, loaded where possible, with device counts.
+    std::vector<PluginRecord> discover();
+
+private:
+    static std::string key_of(const std::filesystem::path& path);
+    std::shared_ptr<Plugin> load_locked(const std::string& name, const std::filesystem::path& path);
+    std::shared_ptr<Plugin> open_locked(const std::string& name, const std::filesystem::path& path,
+                                        PluginRecord& record);
+    std::mutex m_mutex;
+    std::map<std::string, std::shared_ptr<Plugin>> m_by_path; // canonical path -> loaded plugin
+    std::map<std::string, PluginRecord> m_failures;           // canonical path -> last failed attempt
+};
+
+// The backend name of a plugin file: libbrain_<name>.so -> <name>; empty if the file name does not match.
+std::string plugin_name_from_file(const std::filesystem::path& file);
+
+} // namespace brain::detail

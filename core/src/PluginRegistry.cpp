@@ -1,0 +1,355 @@
+#include "ElfCheck.hpp"
+#include "Plugin.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace brain {
+
+std::string_view to_string(PluginStage stage) noexcept {
+    switch (stage) {
+    case PluginStage::Search: return "search";
+    case PluginStage::Open: return "open";
+    case PluginStage::Symbol: return "symbol";
+    case PluginStage::Abi: return "abi";
+    case PluginStage::Initialize: return "initialize";
+    case PluginStage::Devices: return "devices";
+    case PluginStage::Ready: return "ready";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+namespace {
+
+constexpr const char* k_prefix = "libbrain_";
+constexpr const char* k_suffix = ".so";
+
+std::shared_ptr<spdlog::logger> logger() {
+    static std::shared_ptr<spdlog::logger> instance = [] {
+        auto l = std::make_shared<spdlog::logger>("brain", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+        l->set_pattern("[brain %l] %v");
+        const char* level = std::getenv("BRAIN_LOG_LEVEL");
+        l->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+        return l;
+    }();
+    return instance;
+}
+
+void host_log(int32_t level, const char* message) {
+    if (!message) return;
+    const auto clamped = static_cast<spdlog::level::level_enum>(level < 0 ? 0 : (level > 5 ? 5 : level));
+    logger()->log(clamped, "{}", message);
+}
+
+const brain_host_api k_host_api = {sizeof(brain_host_api), BRAIN_ABI_VERSION_MAJOR, BRAIN_ABI_VERSION_MINOR,
+                                   &host_log};
+
+// The functions every plugin must provide, by name, with their offsets in the table.
+struct RequiredFunction {
+    const char* name;
+    std::size_t offset;
+};
+#define BRAIN_REQUIRED(field) RequiredFunction{#field, offsetof(brain_plugin_api, field)}
+constexpr RequiredFunction k_required[] = {
+    BRAIN_REQUIRED(error_code),          BRAIN_REQUIRED(error_message),      BRAIN_REQUIRED(error_destroy),
+    BRAIN_REQUIRED(initialize),          BRAIN_REQUIRED(device_count),       BRAIN_REQUIRED(probe),
+    BRAIN_REQUIRED(session_open),        BRAIN_REQUIRED(session_train_epoch), BRAIN_REQUIRED(session_checkpoint),
+    BRAIN_REQUIRED(session_stats),       BRAIN_REQUIRED(session_close),
+};
+#undef BRAIN_REQUIRED
+
+std::string join_paths(const std::vector<std::filesystem::path>& dirs) {
+    std::string out;
+    for (const auto& d : dirs) {
+        if (!out.empty()) out += ", ";
+        out += d.string();
+    }
+    return out.empty() ? "(no directories)" : out;
+}
+
+// Boost.DLL's message is "boost::dll::shared_library::load() failed (dlerror system message: TEXT)"; keep TEXT.
+std::string loader_text(const std::string& what) {
+    const std::string marker = "(dlerror system message: ";
+    const auto at = what.find(marker);
+    if (at == std::string::npos) return what;
+    std::string text = what.substr(at + marker.size());
+    if (!text.empty() && text.back() == ')') text.pop_back();
+    return text;
+}
+
+[[noreturn]] void fail(PluginRecord& record, PluginStage stage, ErrorCode code, const std::string& message) {
+    record.stage = stage;
+    record.ok = false;
+    record.error_code = static_cast<int>(code);
+    record.message = message;
+    throw Error(code, message);
+}
+
+std::string build_hint(const std::string& name) {
+    if (name == "cuda")
+        return "Build it with the CUDA toolkit installed (cmake -DBRAIN_BUILD_CUDA_PLUGIN=ON), install the "
+               "brain-cuda package, or point BRAIN_PLUGIN_PATH at the directory that holds it";
+    if (name == "cpu" || name == "metal")
+        return "Build it (cmake -DBRAIN_BUILD_" + std::string(name == "cpu" ? "CPU" : "METAL") +
+               "_PLUGIN=ON) or point BRAIN_PLUGIN_PATH at the directory that holds it";
+    return "Install the plugin or point BRAIN_PLUGIN_PATH at the directory that holds it";
+}
+
+} // namespace
+
+std::string plugin_name_from_file(const std::filesystem::path& file) {
+    const std::string base = file.filename().string();
+    const std::size_t p = std::strlen(k_prefix), s = std::strlen(k_suffix);
+    if (base.size() <= p + s || base.compare(0, p, k_prefix) != 0 || base.compare(base.size() - s, s, k_suffix) != 0)
+        return {};
+    return base.substr(p, base.size() - p - s);
+}
+
+Plugin::Plugin(std::shared_ptr<void> library, const brain_plugin_api& api, PluginRecord record)
+    : m_library(std::move(library)), m_api(api), m_record(std::move(record)) {}
+
+void Plugin::check(brain_error* error) const {
+    if (!error) return;
+    const int32_t raw = m_api.error_code(error);
+    const char* text = m_api.error_message(error);
+    std::string message = (text && *text) ? text : "(the plugin gave no message)";
+    m_api.error_destroy(error);
+    std::size_t count = 0;
+    const ErrorCode* codes = all_error_codes(&count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (static_cast<int32_t>(codes[i]) == raw) throw Error(codes[i], message);
+    throw Error(ErrorCode::PluginFailure, "plugin \"" + m_record.name + "\" returned unknown error code " +
+                                              std::to_string(raw) + " with message: " + message);
+}
+
+PluginRegistry& PluginRegistry::instance() {
+    // Deliberately leaked: plugins must stay loaded while static destructors of other objects run.
+    static PluginRegistry* registry = new PluginRegistry();
+    return *registry;
+}
+
+std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
+    const auto dirs = plugin_search_paths();
+    const std::string file = k_prefix + name + k_suffix;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        const auto candidate = dir / file;
+        if (std::filesystem::is_regular_file(candidate, ec)) {
+            std::lock_guard lock(m_mutex);
+            return load_locked(name, candidate);
+        }
+    }
+    BRAIN_THROW(ErrorCode::PluginNotFound, "backend \"", name, "\" is not available: ", file,
+                " was not found in any plugin directory (searched: ", join_paths(dirs), "). ", build_hint(name),
+                ".");
+}
+
+std::shared_ptr<Plugin> PluginRegistry::get_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        BRAIN_THROW(ErrorCode::PluginNotFound, "plugin file ", path.string(), " does not exist or is not a file");
+    std::string name = plugin_name_from_file(path);
+    BRAIN_CHECK(!name.empty(), ErrorCode::PluginLoadFailed, "plugin file ", path.string(),
+                " is not named libbrain_<name>.so; rename it so its backend name is known");
+    std::lock_guard lock(m_mutex);
+    return load_locked(name, path);
+}
+
+std::string PluginRegistry::key_of(const std::filesystem::path& path) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(path, ec);
+    return (ec ? path : canonical).string();
+}
+
+std::shared_ptr<Plugin> PluginRegistry::load_locked(const std::string& name, const std::filesystem::path& path) {
+    const std::string key = key_of(path);
+    if (auto it = m_by_path.find(key); it != m_by_path.end()) return it->second;
+    PluginRecord record;
+    record.name = name;
+    record.path = path;
+    try {
+        auto plugin = open_locked(name, path, record);
+        m_failures.erase(key);
+        m_by_path.emplace(key, plugin);
+        return plugin;
+    } catch (const Error&) {
+        m_failures[key] = record;
+        throw;
+    }
+}
+
+std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, const std::filesystem::path& path,
+                                                    PluginRecord& record) {
+    const std::string where = "plugin \"" + name + "\" (" + path.string() + ")";
+
+    // rtld_now surfaces a missing dependency (say libcublas.so.13) here, with the loader's own words, instead
+    // of at the first call; rtld_local keeps one plugin's symbols from satisfying another's.
+    if (auto reason = check_shared_object(path))
+        fail(record, PluginStage::Open, ErrorCode::PluginLoadFailed,
+             where + " failed to load at stage open: " + *reason);
+    auto library = std::make_shared<boost::dll::shared_library>();
+    try {
+        library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+        fail(record, PluginStage::Open, ErrorCode::PluginLoadFailed,
+             where + " failed to load at stage open: " + loader_text(e.what()));
+    }
+    if (!library->has(BRAIN_PLUGIN_ENTRY_SYMBOL))
+        fail(record, PluginStage::Symbol, ErrorCode::PluginLoadFailed,
+             where + " failed to load at stage symbol: it does not export " BRAIN_PLUGIN_ENTRY_SYMBOL
+                     "; it is not a brain plugin, or it was built without BRAIN_PLUGIN_EXPORT on its entry point");
+    // The library stays loaded from here on, even if rejected: its initialisers may have registered exit
+    // handlers (the CUDA runtime does), and unloading under them crashes at exit.
+    std::shared_ptr<void> keep_loaded(library, library.get());
+    static std::vector<std::shared_ptr<void>>* keep_all = new std::vector<std::shared_ptr<void>>();
+    keep_all->push_back(keep_loaded);
+
+    const auto entry = library->get<const brain_plugin_api*()>(BRAIN_PLUGIN_ENTRY_SYMBOL);
+    const brain_plugin_api* table = entry();
+    if (!table)
+        fail(record, PluginStage::Abi, ErrorCode::PluginLoadFailed,
+             where + " failed to load at stage abi: " BRAIN_PLUGIN_ENTRY_SYMBOL " returned NULL");
+    const std::size_t version_end = offsetof(brain_plugin_api, abi_minor) + sizeof(uint32_t);
+    if (table->struct_size < version_end)
+        fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
+             where + " failed to load at stage abi: its function table is " + std::to_string(table->struct_size) +
+                 " bytes, too small to hold a version");
+    record.abi_major = table->abi_major;
+    record.abi_minor = table->abi_minor;
+    const std::string versions = "the plugin was built against ABI " + std::to_string(table->abi_major) + "." +
+                                 std::to_string(table->abi_minor) + ", this core speaks ABI " +
+                                 std::to_string(BRAIN_ABI_VERSION_MAJOR) + "." +
+                                 std::to_string(BRAIN_ABI_VERSION_MINOR) + " and accepts " +
+                                 std::to_string(BRAIN_ABI_VERSION_MAJOR) + "." +
+                                 std::to_string(BRAIN_ABI_MIN_SUPPORTED_MINOR) + " or newer of the same major";
+    if (table->abi_major != BRAIN_ABI_VERSION_MAJOR || table->abi_minor < BRAIN_ABI_MIN_SUPPORTED_MINOR)
+        fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
+             where + " failed to load at stage abi: " + versions + "; rebuild the plugin against this brain SDK");
+
+    // Read only what both sides know; fields a plugin of an older minor lacks stay null.
+    brain_plugin_api api{};
+    std::memcpy(&api, table, std::min(table->struct_size, sizeof(api)));
+    api.struct_size = sizeof(api);
+    for (const auto& required : k_required) {
+        void* fn = nullptr;
+        if (required.offset + sizeof(fn) <= table->struct_size)
+            std::memcpy(&fn, reinterpret_cast<const char*>(&api) + required.offset, sizeof(fn));
+        if (!fn)
+            fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
+                 where + " failed to load at stage abi: required function " + required.name +
+                     " is missing (null) in its table");
+    }
+    const std::string declared = api.name ? api.name : "";
+    if (declared != name)
+        fail(record, PluginStage::Abi, ErrorCode::PluginLoadFailed,
+             where + " failed to load at stage abi: the file is named for backend \"" + name +
+                 "\" but the plugin calls itself \"" + declared + "\"");
+    record.version = api.version ? api.version : "";
+    record.description = api.description ? api.description : "";
+
+    auto plugin = std::make_shared<Plugin>(keep_loaded, api, record);
+    try {
+        plugin->check(api.initialize(&k_host_api));
+    } catch (const Error& e) {
+        fail(record, PluginStage::Initialize, e.code(), where + " failed to initialise: " + e.what());
+    }
+    record.stage = PluginStage::Ready;
+    record.ok = true;
+    plugin = std::make_shared<Plugin>(keep_loaded, api, record);
+    logger()->debug("loaded {} {} from {}", name, record.version, path.string());
+    return plugin;
+}
+
+std::vector<PluginRecord> PluginRegistry::discover() {
+    std::vector<PluginRecord> out;
+    std::set<std::string> seen;
+    for (const auto& dir : plugin_search_paths()) {
+        std::error_code ec;
+        std::vector<std::filesystem::path> files;
+        for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+             it.increment(ec))
+            if (!plugin_name_from_file(it->path()).empty()) files.push_back(it->path());
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            const std::string name = plugin_name_from_file(file);
+            if (!seen.insert(name).second) continue; // an earlier directory wins, as in get()
+            PluginRecord record;
+            record.name = name;
+            record.path = file;
+            try {
+                std::shared_ptr<Plugin> plugin;
+                {
+                    std::lock_guard lock(m_mutex);
+                    plugin = load_locked(name, file);
+                }
+                record = plugin->record();
+                int32_t count = 0;
+                try {
+                    plugin->check(plugin->api().device_count(&count));
+                    record.device_count = count;
+                } catch (const Error& e) {
+                    record.stage = PluginStage::Devices;
+                    record.device_count = 0;
+                    record.error_code = static_cast<int>(e.code());
+                    record.device_status = std::string(to_string(e.code())) + ": " + e.what();
+                }
+            } catch (const Error& e) {
+                std::lock_guard lock(m_mutex);
+                if (auto it = m_failures.find(key_of(file)); it != m_failures.end()) record = it->second;
+                record.ok = false;
+                record.error_code = static_cast<int>(e.code());
+                record.message = e.what();
+            }
+            out.push_back(std::move(record));
+        }
+    }
+    return out;
+}
+
+} // namespace detail
+
+std::vector<std::filesystem::path> plugin_search_paths() {
+    std::vector<std::filesystem::path> dirs;
+    const auto add = [&dirs](const std::filesystem::path& p) {
+        if (p.empty()) return;
+        for (const auto& d : dirs)
+            if (d == p) return;
+        dirs.push_back(p);
+    };
+    if (const char* env = std::getenv("BRAIN_PLUGIN_PATH")) {
+        std::stringstream list(env);
+        std::string item;
+        while (std::getline(list, item, ':'))
+            if (!item.empty()) add(std::filesystem::path(item));
+    }
+    // For hermetic deployments and tests: search BRAIN_PLUGIN_PATH alone.
+    if (const char* only = std::getenv("BRAIN_PLUGIN_PATH_ONLY"); only && std::string(only) == "1") return dirs;
+    try {
+        // Beside the installed (or built) core: <libdir>/brain/plugins.
+        add(boost::dll::this_line_location().parent_path() / "brain" / "plugins");
+    } catch (const std::exception&) {
+        // The core's own location is unknown only on exotic loaders; the other entries still apply.
+    }
+    add(std::filesystem::path(BRAIN_BUILD_PLUGIN_DIR));
+    return dirs;
+}
+
+std::vector<PluginRecord> discover_plugins() { return detail::PluginRegistry::instance().discover(); }
+
+PluginRecord load_plugin(const std::string& name) { return detail::PluginRegistry::instance().get(name)->record(); }
+
+PluginRecord load_plugin_file(const std::filesystem::path& path) {
+    return detail::PluginRegistry::instance().get_file(path)->record();
+}
+
+} // namespace brain

@@ -1,0 +1,63 @@
+#include "SessionDesc.hpp"
+
+#include <brain/error.hpp>
+
+namespace brain::detail {
+
+void validate_training_input(const Network& network, const Dataset& data, const TrainConfig& config) {
+    BRAIN_CHECK(data.size() > 0, ErrorCode::InvalidData, "the training data set is empty; expected at least one row");
+    BRAIN_CHECK_ARG(data.input_width() == network.input_size(), "the data set has ", data.input_width(),
+                    " feature columns but the network's input size is ", network.input_size(),
+                    "; build the network with input_size(", data.input_width(), ") or select matching columns");
+    BRAIN_CHECK_ARG(data.target_width() == network.output_size(), "the data set has ", data.target_width(),
+                    " target columns but the network's output layer has ", network.output_size(),
+                    " units; make the last dense layer ", data.target_width(), " wide");
+    BRAIN_CHECK_ARG(config.batch_size > 0, "batch_size is 0; expected at least 1 (e.g. 32 or 256)");
+    BRAIN_CHECK_ARG(config.batch_size <= data.size(), "batch_size is ", config.batch_size,
+                    " but the data set has only ", data.size(), " rows; use a batch size of at most ", data.size());
+}
+
+SessionDesc::SessionDesc(const Network& network, const Dataset& data, const TrainConfig& config,
+                         const TrainingBackend& backend) {
+    validate_training_input(network, data, config);
+    for (const auto& layer : network.layers())
+        m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs), static_cast<uint32_t>(layer.outputs),
+                                            static_cast<int32_t>(layer.activation), 0.01f});
+
+    m_model = {sizeof(brain_model_desc), static_cast<uint32_t>(m_layers.size()), m_layers.data(),
+               static_cast<int32_t>(network.loss())};
+    const Optimizer& opt = network.optimizer();
+    m_optimizer = {sizeof(brain_optimizer_desc), static_cast<int32_t>(opt.kind), opt.learning_rate, opt.momentum,
+                   opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay};
+
+    // The data set's own standardisation wins (it is what fit will save with the model); otherwise a model
+    // that carries one (e.g. loaded from a file) trains in its own units.
+    const auto& standardization = data.standardization() ? data.standardization() : network.standardization();
+    const float* features = data.features().data().data();
+    if (standardization) {
+        m_features = data.features();
+        standardization->apply(m_features);
+        features = m_features.data().data();
+    }
+    m_dataset = {sizeof(brain_dataset_view), data.size(), static_cast<uint32_t>(data.input_width()),
+                 static_cast<uint32_t>(data.target_width()), features, data.targets().data().data()};
+    m_config = {sizeof(brain_train_config), config.epochs, config.batch_size, config.shuffle ? 1 : 0,
+                config.seed.value_or(network.seed())};
+
+    m_desc.struct_size = sizeof(brain_session_desc);
+    m_desc.device = backend.device();
+    m_desc.memory_budget_bytes = backend.memory_budget_mib() * 1024ull * 1024ull;
+    m_desc.model = &m_model;
+    m_desc.optimizer = &m_optimizer;
+    m_desc.dataset = &m_dataset;
+    m_desc.config = &m_config;
+    m_desc.parameters = network.parameters().data();
+    m_desc.parameter_count = network.parameters().size();
+    m_desc.optimizer_state = network.optimizer_state().data();
+    m_desc.optimizer_state_count = network.optimizer_state().size();
+    m_desc.optimizer_step = network.optimizer_step();
+    m_desc.first_epoch = network.epochs_trained();
+    m_desc.precision = static_cast<int32_t>(backend.precision());
+}
+
+} // namespace brain::detail

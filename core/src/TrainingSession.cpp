@@ -1,0 +1,127 @@
+#include "Plugin.hpp"
+#include "SessionDesc.hpp"
+
+#include <brain/error.hpp>
+#include <brain/session.hpp>
+
+#include <cmath>
+
+namespace brain {
+
+struct TrainingSession::Impl {
+    std::shared_ptr<detail::Plugin> plugin;
+    brain_session* session = nullptr;
+    TrainingBackend backend;
+    std::size_t parameter_count = 0;
+    std::size_t state_count = 0;
+    std::uint64_t first_epoch = 0;
+    std::uint64_t epochs_done = 0;
+    std::string closed_reason = "the session was closed";
+
+    explicit Impl(const TrainingBackend& b) : backend(b) {}
+    ~Impl() { close(); }
+
+    void close() noexcept {
+        if (session) plugin->api().session_close(session);
+        session = nullptr;
+    }
+
+    void require_open() const {
+        BRAIN_CHECK(session, ErrorCode::InvalidState, "training session on ", backend.describe(),
+                    " is not usable: ", closed_reason, "; open a new TrainingSession");
+    }
+
+    // A failed call leaves the device state unknown, so the session closes; the last checkpoint stays valid.
+    void call(brain_error* error, const char* what) {
+        if (!error) return;
+        try {
+            plugin->check(error);
+        } catch (const Error& e) {
+            closed_reason = std::string(what) + " failed (" + std::string(to_string(e.code())) + ")";
+            close();
+            throw;
+        }
+    }
+};
+
+TrainingSession::TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
+                                 const TrainingBackend& backend)
+    : m_impl(std::make_unique<Impl>(backend)) {
+    detail::SessionDesc desc(network, data, config, backend);
+    m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
+    m_impl->parameter_count = network.parameter_count();
+    m_impl->state_count = network.optimizer_state().size();
+    m_impl->first_epoch = network.epochs_trained();
+    brain_session* session = nullptr;
+    m_impl->plugin->check(m_impl->plugin->api().session_open(&desc.desc(), &session));
+    BRAIN_CHECK(session, ErrorCode::PluginFailure, "plugin \"", backend.plugin_name(),
+                "\" reported success from session_open but returned no session");
+    m_impl->session = session;
+}
+
+TrainingSession::~TrainingSession() = default;
+TrainingSession::TrainingSession(TrainingSession&&) noexcept = default;
+TrainingSession& TrainingSession::operator=(TrainingSession&&) noexcept = default;
+
+float TrainingSession::train_epoch() {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    m_impl->require_open();
+    float loss = 0.0f;
+    m_impl->call(m_impl->plugin->api().session_train_epoch(m_impl->session, &loss), "train_epoch");
+    if (!std::isfinite(loss)) {
+        m_impl->closed_reason = "train_epoch returned a non-finite loss";
+        m_impl->close();
+        BRAIN_THROW(ErrorCode::NumericalError, "epoch ", m_impl->first_epoch + m_impl->epochs_done,
+                    " on ", m_impl->backend.describe(), " produced a non-finite loss (", loss,
+                    "); lower the learning rate or check the data for extreme values");
+    }
+    ++m_impl->epochs_done;
+    return loss;
+}
+
+Checkpoint TrainingSession::checkpoint() {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    m_impl->require_open();
+    Checkpoint cp;
+    cp.parameters.resize(m_impl->parameter_count);
+    cp.optimizer_state.resize(m_impl->state_count);
+    m_impl->call(m_impl->plugin->api().session_checkpoint(m_impl->session, cp.parameters.data(),
+                                                          cp.parameters.size(), cp.optimizer_state.data(),
+                                                          cp.optimizer_state.size(), &cp.optimizer_step),
+                 "checkpoint");
+    cp.epochs_trained = m_impl->first_epoch + m_impl->epochs_done;
+    return cp;
+}
+
+AcceleratorStats TrainingSession::stats() const {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    m_impl->require_open();
+    brain_session_stats raw{};
+    raw.struct_size = sizeof(raw);
+    m_impl->plugin->check(m_impl->plugin->api().session_stats(m_impl->session, &raw));
+    AcceleratorStats s;
+    s.peak_allocated_bytes = raw.peak_allocated_bytes;
+    s.setup_time = std::chrono::nanoseconds(raw.setup_time_ns);
+    s.training_time = std::chrono::nanoseconds(raw.training_time_ns);
+    s.checkpoint_time = std::chrono::nanoseconds(raw.checkpoint_time_ns);
+    s.epochs = raw.epochs;
+    s.batches = raw.batches;
+    s.host_to_device_bytes = raw.host_to_device_bytes;
+    s.device_to_host_bytes = raw.device_to_host_bytes;
+    s.dataset_resident = raw.dataset_resident != 0;
+    s.precision = static_cast<Precision>(raw.precision);
+    s.dataset_bytes = raw.dataset_bytes;
+    s.workspace_bytes = raw.workspace_bytes;
+    s.budget_bytes = raw.budget_bytes;
+    return s;
+}
+
+const TrainingBackend& TrainingSession::backend() const noexcept { return m_impl->backend; }
+
+void TrainingSession::close() noexcept {
+    if (m_impl) m_impl->close();
+}
+
+bool TrainingSession::is_open() const noexcept { return m_impl && m_impl->session; }
+
+} // namespace brain

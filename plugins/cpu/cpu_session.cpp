@@ -1,0 +1,446 @@
+#include "cpu_session.hpp"
+
+#include "cpu_kernels.hpp"
+
+#include <brain/dense_math.hpp>
+#include <brain/plugin_sdk.hpp>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace brain::cpu {
+namespace {
+
+using sdk::Failure;
+using Clock = std::chrono::steady_clock;
+
+const char* activation_name(int32_t activation) {
+    switch (activation) {
+    case BRAIN_ACT_LINEAR: return "linear";
+    case BRAIN_ACT_RELU: return "relu";
+    case BRAIN_ACT_LEAKY_RELU: return "leaky_relu";
+    case BRAIN_ACT_SIGMOID: return "sigmoid";
+    case BRAIN_ACT_TANH: return "tanh";
+    case BRAIN_ACT_SOFTMAX: return "softmax";
+    case BRAIN_ACT_GELU: return "gelu";
+    default: return "unknown";
+    }
+}
+
+const char* loss_name(int32_t loss) {
+    switch (loss) {
+    case BRAIN_LOSS_MEAN_SQUARED_ERROR: return "mean_squared_error";
+    case BRAIN_LOSS_BINARY_CROSS_ENTROPY: return "binary_cross_entropy";
+    case BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY: return "categorical_cross_entropy";
+    default: return "unknown";
+    }
+}
+
+template <class... Parts>
+[[noreturn]] void fail(brain_status code, const Parts&... parts) {
+    std::ostringstream out;
+    (out << ... << parts);
+    throw Failure(code, out.str());
+}
+
+// a * b for sizes that come from the caller, refusing products that do not fit in memory arithmetic.
+std::size_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
+    constexpr std::uint64_t limit = std::numeric_limits<std::size_t>::max() / 8;
+    if (a != 0 && b > limit / a)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the ", what, " (", a, " x ", b,
+             ") is too large to address on this machine; use a smaller data set or network");
+    return static_cast<std::size_t>(a * b);
+}
+
+void check_finite_array(const float* values, std::size_t n, const char* what) {
+    if (all_finite(values, n)) return;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(values[i]))
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "the initial ", what, " must be finite; value ", i, " is ", values[i],
+                 ": restore a valid checkpoint or rebuild the network");
+}
+
+void validate_optimizer(const brain_optimizer_desc& opt) {
+    if (opt.kind < BRAIN_OPT_SGD || opt.kind > BRAIN_OPT_ADAMW)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "optimizer kind ", opt.kind, " is unknown; expected 0 (SGD), 1 (Adam) or 2 (AdamW)");
+    if (!std::isfinite(opt.learning_rate) || opt.learning_rate < 0.0f)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and >= 0; got ", opt.learning_rate);
+    if (opt.kind == BRAIN_OPT_SGD) {
+        if (!std::isfinite(opt.momentum) || opt.momentum < 0.0f)
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "the SGD momentum must be finite and >= 0; got ", opt.momentum);
+        return;
+    }
+    if (!(opt.beta1 >= 0.0f && opt.beta1 < 1.0f))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam beta1 must be in [0, 1); got ", opt.beta1);
+    if (!(opt.beta2 >= 0.0f && opt.beta2 < 1.0f))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam beta2 must be in [0, 1); got ", opt.beta2);
+    if (!std::isfinite(opt.epsilon) || opt.epsilon < 0.0f)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam epsilon must be finite and >= 0; got ", opt.epsilon);
+    if (opt.kind == BRAIN_OPT_ADAMW && (!std::isfinite(opt.weight_decay) || opt.weight_decay < 0.0f))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "AdamW weight decay must be finite and >= 0; got ", opt.weight_decay);
+}
+
+void validate_layers(const brain_model_desc& model, std::size_t input_width, std::size_t target_width) {
+    if (model.layer_count == 0 || model.layers == nullptr)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has no layers (layer_count ", model.layer_count,
+             "); add at least one dense layer");
+    const std::uint32_t count = model.layer_count;
+    for (std::uint32_t l = 0; l < count; ++l) {
+        const brain_layer_desc& layer = model.layers[l];
+        if (layer.inputs == 0 || layer.outputs == 0)
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has ", layer.inputs, " inputs and ", layer.outputs,
+                 " outputs; both must be at least 1");
+        const std::size_t expected_inputs = l == 0 ? input_width : model.layers[l - 1].outputs;
+        if (layer.inputs != expected_inputs) {
+            if (l == 0)
+                fail(BRAIN_ERR_INVALID_ARGUMENT, "layer 0 takes ", layer.inputs,
+                     " inputs but the data set has input width ", input_width);
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " takes ", layer.inputs, " inputs but layer ", l - 1,
+                 " produces ", expected_inputs, " outputs");
+        }
+        if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has unknown activation ", layer.activation,
+                 "; expected 0 (linear) to 6 (gelu)");
+        if (layer.activation == BRAIN_ACT_SOFTMAX && l + 1 != count)
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " uses softmax, which is allowed on the output layer (",
+                 count - 1, ") only");
+        if (!std::isfinite(layer.activation_param))
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has a non-finite activation parameter ",
+                 layer.activation_param);
+    }
+    const brain_layer_desc& out = model.layers[count - 1];
+    if (out.outputs != target_width)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the output layer (", count - 1, ") has ", out.outputs,
+             " outputs but the data set has target width ", target_width);
+    if (model.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || model.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "loss ", model.loss, " is unknown; expected 0 (MSE), 1 (BCE) or 2 (CCE)");
+    // dense_math's loss_row computes BCE from sigmoid logits and CCE from softmax logits; softmax's only loss
+    // is CCE. Any other pairing would train on a gradient that is not the loss's.
+    const bool ok = (model.loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY && out.activation == BRAIN_ACT_SIGMOID) ||
+                    (model.loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && out.activation == BRAIN_ACT_SOFTMAX) ||
+                    (model.loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && out.activation != BRAIN_ACT_SOFTMAX);
+    if (!ok)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "loss ", loss_name(model.loss), " cannot follow a ",
+             activation_name(out.activation),
+             " output layer: binary_cross_entropy needs sigmoid, categorical_cross_entropy needs softmax, and "
+             "softmax needs categorical_cross_entropy");
+}
+
+} // namespace
+
+std::uint64_t SessionPlan::tensor_bytes_for(std::size_t rows_per_batch) const noexcept {
+    std::uint64_t total = tensor_bytes(parameter_count) * 2 + tensor_bytes(state_count);
+    if (config.shuffle) total += tensor_bytes(rows_per_batch * input_width) + tensor_bytes(rows_per_batch * target_width);
+    for (const LayerPlan& layer : layers) {
+        const std::uint64_t one = tensor_bytes(rows_per_batch * layer.outputs);
+        total += layer.activation == BRAIN_ACT_LINEAR ? 2 * one : 3 * one;
+    }
+    return total;
+}
+
+SessionPlan make_session_plan(const brain_session_desc& desc) {
+    if (desc.device != 0)
+        fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the CPU backend has one device, 0; got ", desc.device);
+    if (desc.precision != BRAIN_PRECISION_FLOAT32)
+        fail(BRAIN_ERR_UNSUPPORTED, "the CPU backend computes in float32 only; got precision ", desc.precision,
+             (desc.precision == BRAIN_PRECISION_TF32 ? " (TF32)" : desc.precision == BRAIN_PRECISION_BF16 ? " (BF16)" : ""),
+             ": use Precision::Float32 with the CPU backend");
+    if (!desc.model || !desc.optimizer || !desc.dataset || !desc.config)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the session descriptor lacks its ",
+             !desc.model ? "model" : !desc.optimizer ? "optimizer" : !desc.dataset ? "dataset" : "config",
+             " descriptor (null pointer)");
+
+    SessionPlan plan;
+    const auto model = sdk::read_struct(desc.model);
+    const auto data = sdk::read_struct(desc.dataset);
+    plan.optimizer = sdk::read_struct(desc.optimizer);
+    plan.config = sdk::read_struct(desc.config);
+    plan.memory_budget_bytes = desc.memory_budget_bytes;
+
+    if (data.rows == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has no rows; training needs at least one");
+    if (data.input_width == 0 || data.target_width == 0)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has input width ", data.input_width, " and target width ",
+             data.target_width, "; both must be at least 1");
+    if (!data.features || !data.targets)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set view has a null ", !data.features ? "features" : "targets",
+             " pointer for ", data.rows, " rows");
+    plan.rows = checked_mul(data.rows, 1, "row count");
+    plan.input_width = data.input_width;
+    plan.target_width = data.target_width;
+    checked_mul(data.rows, data.input_width, "feature matrix");
+    checked_mul(data.rows, data.target_width, "target matrix");
+
+    validate_layers(model, plan.input_width, plan.target_width);
+    validate_optimizer(plan.optimizer);
+    if (plan.config.batch_size == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "batch_size must be at least 1; got 0");
+
+    std::size_t offset = 0;
+    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
+        const brain_layer_desc& in = model.layers[l];
+        LayerPlan layer;
+        layer.inputs = in.inputs;
+        layer.outputs = in.outputs;
+        layer.activation = in.activation;
+        layer.param = in.activation_param;
+        layer.weight_offset = offset;
+        offset += checked_mul(in.outputs, in.inputs, "weight matrix");
+        layer.bias_offset = offset;
+        offset += in.outputs;
+        plan.layers.push_back(layer);
+    }
+    plan.loss = model.loss;
+    plan.parameter_count = offset;
+    plan.state_count = offset * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
+    if (desc.parameter_count != plan.parameter_count)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has ", plan.parameter_count, " parameters but ",
+             desc.parameter_count, " were given");
+    if (desc.optimizer_state_count != plan.state_count)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the ", plan.optimizer.kind == BRAIN_OPT_SGD ? "SGD" : "Adam/AdamW",
+             " optimizer state of this model has ", plan.state_count, " floats but ", desc.optimizer_state_count,
+             " were given");
+    if (!desc.parameters || !desc.optimizer_state)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the session descriptor has a null ",
+             !desc.parameters ? "parameters" : "optimizer_state", " pointer");
+    plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
+    // CBLAS takes int dimensions.
+    constexpr std::size_t int_max = static_cast<std::size_t>(std::numeric_limits<int>::max());
+    for (std::size_t l = 0; l < plan.layers.size(); ++l)
+        if (plan.layers[l].inputs > int_max || plan.layers[l].outputs > int_max)
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " (", plan.layers[l].inputs, " -> ",
+                 plan.layers[l].outputs, ") is wider than the CPU backend's limit of ", int_max, " units");
+    if (plan.batch_rows > int_max)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "batch_size ", plan.batch_rows, " exceeds the CPU backend's limit of ",
+             int_max, " rows per batch");
+    return plan;
+}
+
+CpuSession::CpuSession(const brain_session_desc& desc) {
+    const auto start = Clock::now();
+    m_plan = make_session_plan(desc);
+    const SessionPlan& plan = m_plan;
+
+    // The budget is checked on the exact sum of what follows, before the first allocation.
+    const std::uint64_t needed = plan.tensor_bytes_for(plan.batch_rows);
+    if (plan.memory_budget_bytes != 0 && needed > plan.memory_budget_bytes) {
+        std::size_t lo = 0, hi = plan.batch_rows - 1; // largest batch in [0, hi] that fits
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo + 1) / 2;
+            if (plan.tensor_bytes_for(mid) <= plan.memory_budget_bytes) lo = mid;
+            else hi = mid - 1;
+        }
+        const std::uint64_t fixed = plan.tensor_bytes_for(0);
+        if (lo == 0)
+            fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
+                 plan.batch_rows, " but the memory budget is ", plan.memory_budget_bytes,
+                 " bytes; no batch size fits: the parameters, gradients and optimizer state alone need ", fixed,
+                 " bytes. Raise the budget or use a smaller network");
+        fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
+             plan.batch_rows, " (", fixed, " for parameters, gradients and optimizer state) but the memory budget is ",
+             plan.memory_budget_bytes, " bytes; the largest batch size that fits is ", lo,
+             ". Lower batch_size to at most ", lo, " or raise the budget");
+    }
+
+    const brain_dataset_view data = sdk::read_struct(desc.dataset);
+    m_features.assign(data.features, data.features + plan.rows * plan.input_width);
+    m_targets.assign(data.targets, data.targets + plan.rows * plan.target_width);
+
+    m_params = allocate(plan.parameter_count);
+    m_grads = allocate(plan.parameter_count);
+    m_state = allocate(plan.state_count);
+    std::memcpy(m_params.data(), desc.parameters, plan.parameter_count * sizeof(float));
+    std::memcpy(m_state.data(), desc.optimizer_state, plan.state_count * sizeof(float));
+    check_finite_array(m_params.data(), plan.parameter_count, "parameters");
+    check_finite_array(m_state.data(), plan.state_count, "optimizer state");
+    if (plan.config.shuffle) {
+        m_batch_x = allocate(plan.batch_rows * plan.input_width);
+        m_batch_t = allocate(plan.batch_rows * plan.target_width);
+    }
+    for (const LayerPlan& layer : plan.layers) {
+        const std::size_t n = plan.batch_rows * layer.outputs;
+        m_z.push_back(allocate(n));
+        m_a.push_back(layer.activation == BRAIN_ACT_LINEAR ? HostBuffer() : allocate(n));
+        m_delta.push_back(allocate(n));
+    }
+    m_peak_bytes = m_allocated_bytes;
+    m_step = desc.optimizer_step;
+    m_first_epoch = desc.first_epoch;
+    m_setup_time = Clock::now() - start;
+}
+
+HostBuffer CpuSession::allocate(std::size_t count) {
+    HostBuffer buffer(count);
+    m_allocated_bytes += buffer.bytes();
+    m_peak_bytes = std::max(m_peak_bytes, m_allocated_bytes);
+    return buffer;
+}
+
+void CpuSession::require_usable(const char* operation) const {
+    if (!m_failure.empty())
+        fail(BRAIN_ERR_INVALID_STATE, "the CPU session cannot ", operation, ": it failed earlier (", m_failure,
+             "); open a new session from the last checkpoint");
+}
+
+double CpuSession::forward_and_loss(const float* x, const float* t, std::size_t rows) {
+    const float* params = m_params.data();
+    const float* input = x;
+    const int n = static_cast<int>(rows);
+    for (std::size_t l = 0; l < m_plan.layers.size(); ++l) {
+        const LayerPlan& layer = m_plan.layers[l];
+        float* z = m_z[l].data();
+        float* a = layer.activation == BRAIN_ACT_LINEAR ? z : m_a[l].data();
+        const int in = static_cast<int>(layer.inputs), out = static_cast<int>(layer.outputs);
+        // z = input W^T (rows x out); the bias is added in the same pass as the activation.
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, input, in,
+                    params + layer.weight_offset, in, 0.0f, z, out);
+        bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, rows, layer.outputs);
+        input = a;
+    }
+    const std::size_t last = m_plan.layers.size() - 1;
+    const LayerPlan& out = m_plan.layers[last];
+    const float* z = m_z[last].data();
+    const float* a = out.activation == BRAIN_ACT_LINEAR ? z : m_a[last].data();
+    float* delta = m_delta[last].data();
+    const std::size_t k = out.outputs;
+    double total = 0.0;
+    for (std::size_t r = 0; r < rows; ++r)
+        total += math::loss_row(m_plan.loss, out.activation, out.param, z + r * k, a + r * k, t + r * k,
+                                delta + r * k, k, rows);
+    return total;
+}
+
+void CpuSession::backward(const float* x, std::size_t rows) {
+    const float* params = m_params.data();
+    float* grads = m_grads.data();
+    const int n = static_cast<int>(rows);
+    for (std::size_t l = m_plan.layers.size(); l-- > 0;) {
+        const LayerPlan& layer = m_plan.layers[l];
+        const int in = static_cast<int>(layer.inputs), out = static_cast<int>(layer.outputs);
+        const float* delta = m_delta[l].data();
+        const float* input = x;
+        if (l > 0) {
+            const LayerPlan& prev = m_plan.layers[l - 1];
+            input = prev.activation == BRAIN_ACT_LINEAR ? m_z[l - 1].data() : m_a[l - 1].data();
+        }
+        // dW = delta^T input (out x in), db = column sums of delta.
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, delta, out, input, in, 0.0f,
+                    grads + layer.weight_offset, in);
+        column_sums(delta, grads + layer.bias_offset, rows, layer.outputs);
+        if (l == 0) break;
+        // delta_prev = (delta W) * activation'(z_prev).
+        const LayerPlan& prev = m_plan.layers[l - 1];
+        float* delta_prev = m_delta[l - 1].data();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, delta, out,
+                    params + layer.weight_offset, in, 0.0f, delta_prev, in);
+        const float* z_prev = m_z[l - 1].data();
+        const float* a_prev = prev.activation == BRAIN_ACT_LINEAR ? z_prev : m_a[l - 1].data();
+        backprop_activation(prev.activation, prev.param, z_prev, a_prev, delta_prev, rows, prev.outputs);
+    }
+}
+
+void CpuSession::optimizer_step() {
+    ++m_step;
+    const brain_optimizer_desc& opt = m_plan.optimizer;
+    const std::size_t p = m_plan.parameter_count;
+    if (opt.kind == BRAIN_OPT_SGD) {
+        sgd_step(m_params.data(), m_grads.data(), m_state.data(), p, opt.learning_rate, opt.momentum);
+        return;
+    }
+    const AdamStep step = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
+                                         opt.kind == BRAIN_OPT_ADAMW, m_step);
+    adam_step(m_params.data(), m_grads.data(), m_state.data(), m_state.data() + p, p, step);
+}
+
+float CpuSession::train_epoch() {
+    require_usable("train an epoch");
+    const auto start = Clock::now();
+    const SessionPlan& plan = m_plan;
+    const std::uint64_t epoch = m_first_epoch + m_epochs;
+    const std::size_t rows = plan.rows, in = plan.input_width, k = plan.target_width;
+    const std::size_t batch_size = plan.config.batch_size;
+    try {
+        double weighted = 0.0;
+        std::uint64_t batch = 0;
+        for (std::size_t begin = 0; begin < rows; begin += batch_size, ++batch) {
+            const std::size_t n = std::min(batch_size, rows - begin);
+            const float* x = m_features.data() + begin * in;
+            const float* t = m_targets.data() + begin * k;
+            if (plan.config.shuffle) {
+                float* bx = m_batch_x.data();
+                float* bt = m_batch_t.data();
+                for (std::size_t r = 0; r < n; ++r) {
+                    const std::uint64_t row = brain_shuffle_index(plan.config.seed, epoch, rows, begin + r);
+                    std::memcpy(bx + r * in, m_features.data() + row * in, in * sizeof(float));
+                    std::memcpy(bt + r * k, m_targets.data() + row * k, k * sizeof(float));
+                }
+                x = bx;
+                t = bt;
+            }
+            const double loss = forward_and_loss(x, t, n);
+            if (!std::isfinite(loss))
+                fail(BRAIN_ERR_NUMERICAL, "epoch ", epoch, ", batch ", batch, ": the training loss became ", loss,
+                     "; the weights diverged. Lower the learning rate (", plan.optimizer.learning_rate,
+                     ") or standardise the data");
+            backward(x, n);
+            optimizer_step();
+            weighted += loss * static_cast<double>(n);
+            ++m_batches;
+        }
+        if (!all_finite(m_params.data(), plan.parameter_count)) {
+            std::size_t bad = 0;
+            while (bad < plan.parameter_count && std::isfinite(m_params.data()[bad])) ++bad;
+            fail(BRAIN_ERR_NUMERICAL, "epoch ", epoch, ", batch ", batch - 1, ": parameter ", bad,
+                 " became non-finite after the optimizer step; lower the learning rate (",
+                 plan.optimizer.learning_rate, ") or standardise the data");
+        }
+        ++m_epochs;
+        m_training_time += Clock::now() - start;
+        return static_cast<float>(weighted / static_cast<double>(rows));
+    } catch (const std::exception& e) {
+        // Half an epoch has been applied: the weights are no longer a state anyone asked for.
+        m_failure = e.what();
+        m_training_time += Clock::now() - start;
+        throw;
+    }
+}
+
+void CpuSession::checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
+                            std::uint64_t optimizer_state_count, std::uint64_t* out_step) {
+    require_usable("take a checkpoint");
+    const auto start = Clock::now();
+    if (parameter_count != m_plan.parameter_count || optimizer_state_count != m_plan.state_count)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "checkpoint buffers must hold exactly ", m_plan.parameter_count,
+             " parameters and ", m_plan.state_count, " optimizer-state floats; got ", parameter_count, " and ",
+             optimizer_state_count);
+    if ((parameter_count != 0 && !parameters) || (optimizer_state_count != 0 && !optimizer_state))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "a checkpoint buffer pointer was null");
+    std::memcpy(parameters, m_params.data(), m_plan.parameter_count * sizeof(float));
+    std::memcpy(optimizer_state, m_state.data(), m_plan.state_count * sizeof(float));
+    if (out_step) *out_step = m_step;
+    m_checkpoint_time += Clock::now() - start;
+}
+
+brain_session_stats CpuSession::stats() const noexcept {
+    brain_session_stats s{};
+    s.struct_size = sizeof(s);
+    s.peak_allocated_bytes = m_peak_bytes;
+    s.setup_time_ns = static_cast<std::uint64_t>(m_setup_time.count());
+    s.training_time_ns = static_cast<std::uint64_t>(m_training_time.count());
+    s.checkpoint_time_ns = static_cast<std::uint64_t>(m_checkpoint_time.count());
+    s.epochs = m_epochs;
+    s.batches = m_batches;
+    s.host_to_device_bytes = 0;
+    s.device_to_host_bytes = 0;
+    s.dataset_resident = 1;
+    s.precision = BRAIN_PRECISION_FLOAT32;
+    s.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
+    s.workspace_bytes = 0;
+    s.budget_bytes = m_plan.memory_budget_bytes;
+    return s;
+}
+
+} // namespace brain::cpu

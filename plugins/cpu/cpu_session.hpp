@@ -1,0 +1,97 @@
+// brain::cpu::CpuSession: one training session of the CPU backend. Holds a copy of the data set and every
+// tensor (parameters, gradients, optimizer state, per-layer batch buffers), all allocated at open time.
+#pragma once
+
+#include "host_buffer.hpp"
+
+#include <brain/plugin_abi.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace brain::cpu {
+
+// One dense layer as the session runs it, with offsets into the flat parameter array.
+struct LayerPlan {
+    std::size_t inputs = 0;
+    std::size_t outputs = 0;
+    int32_t activation = BRAIN_ACT_LINEAR;
+    float param = 0.0f;
+    std::size_t weight_offset = 0; // W: outputs x inputs, row-major
+    std::size_t bias_offset = 0;   // b: outputs
+};
+
+// A validated session descriptor: what the session will allocate follows from it alone.
+struct SessionPlan {
+    std::vector<LayerPlan> layers;
+    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
+    brain_optimizer_desc optimizer{};
+    brain_train_config config{};
+    std::size_t rows = 0;
+    std::size_t input_width = 0;
+    std::size_t target_width = 0;
+    std::size_t parameter_count = 0;
+    std::size_t state_count = 0;
+    std::size_t batch_rows = 0; // min(batch_size, rows): the largest batch the buffers must hold
+    std::uint64_t memory_budget_bytes = 0;
+
+    // Bytes of tensors a session with this plan allocates for batches of `batch_rows` rows (exact, padding
+    // included); the dataset copy is not a tensor and is reported separately as dataset_bytes.
+    std::uint64_t tensor_bytes_for(std::size_t batch_rows) const noexcept;
+};
+
+// Validate a session descriptor (widths, counts, activation/loss pairs, hyper-parameters); throws
+// sdk::Failure(INVALID_ARGUMENT, ...) naming the value at fault, or UNSUPPORTED for a precision other than FP32.
+SessionPlan make_session_plan(const brain_session_desc& desc);
+
+// A CPU training session. Not thread-safe (the ABI serialises calls on one session).
+class CpuSession {
+public:
+    // Validate, check the budget before allocating (BUDGET_EXCEEDED names the largest batch that fits), copy
+    // the data set and the initial parameters and optimizer state.
+    explicit CpuSession(const brain_session_desc& desc);
+
+    // One epoch as plugin_abi.h defines it; returns the sample-weighted mean loss. NUMERICAL on NaN/inf, after
+    // which the session refuses further work with INVALID_STATE.
+    float train_epoch();
+    // Copy parameters, optimizer state and the step count out; sizes must match exactly.
+    void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
+    // Measured figures of this session.
+    brain_session_stats stats() const noexcept;
+
+private:
+    void require_usable(const char* operation) const;
+    // Forward pass of `rows` rows from x; returns the batch loss and leaves dL/dz of the output in its delta.
+    double forward_and_loss(const float* x, const float* t, std::size_t rows);
+    void backward(const float* x, std::size_t rows);
+    void optimizer_step();
+    HostBuffer allocate(std::size_t count);
+
+    SessionPlan m_plan;
+    std::vector<float> m_features; // the data set copy (borrowed only during session_open)
+    std::vector<float> m_targets;
+    HostBuffer m_params;
+    HostBuffer m_grads;
+    HostBuffer m_state;
+    HostBuffer m_batch_x; // gathered rows of a shuffled batch (empty when batches are contiguous)
+    HostBuffer m_batch_t;
+    std::vector<HostBuffer> m_z;     // per layer pre-activations
+    std::vector<HostBuffer> m_a;     // per layer activations (empty for linear layers: a aliases z)
+    std::vector<HostBuffer> m_delta; // per layer dL/dz
+    std::uint64_t m_step = 0;
+    std::uint64_t m_first_epoch = 0;
+    std::uint64_t m_epochs = 0;
+    std::uint64_t m_batches = 0;
+    std::uint64_t m_allocated_bytes = 0;
+    std::uint64_t m_peak_bytes = 0;
+    std::chrono::nanoseconds m_setup_time{0};
+    std::chrono::nanoseconds m_training_time{0};
+    std::chrono::nanoseconds m_checkpoint_time{0};
+    std::string m_failure; // why the session became unusable; empty while usable
+};
+
+} // namespace brain::cpu

@@ -1,0 +1,119 @@
+// brain::cuda::CudaSession: one training session on one GPU. Everything it needs is planned against the budget
+// before anything is allocated; the parameters, gradients, optimizer state and (when it fits) the data set stay
+// on the device; an epoch is a fixed launch sequence (captured once as a CUDA graph and replayed) whose only
+// transfer back is the epoch's mean loss.
+#pragma once
+
+#include "cuda_handles.hpp"
+#include "device_allocator.hpp"
+#include "kernel_module.hpp"
+
+#include <brain/plugin_abi.h>
+
+#include <chrono>
+#include <optional>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace brain::cuda {
+
+// One dense layer as the session runs it, with offsets into the flat parameter array.
+struct LayerPlan {
+    std::size_t inputs = 0;
+    std::size_t outputs = 0;
+    int32_t activation = BRAIN_ACT_LINEAR;
+    float param = 0.0f;
+    std::size_t weight_offset = 0; // W: outputs x inputs, row-major
+    std::size_t bias_offset = 0;   // b: outputs
+};
+
+// A validated session descriptor; every byte the session allocates follows from it.
+struct SessionPlan {
+    std::vector<LayerPlan> layers;
+    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
+    brain_optimizer_desc optimizer{};
+    brain_train_config config{};
+    int32_t precision = BRAIN_PRECISION_FLOAT32;
+    std::size_t rows = 0;
+    std::size_t input_width = 0;
+    std::size_t target_width = 0;
+    std::size_t parameter_count = 0;
+    std::size_t state_count = 0;
+    std::size_t batch_rows = 0; // min(batch_size, rows)
+    std::uint64_t budget_bytes = 0;
+
+    // Tensor bytes (charged as the allocator charges them) for batches of `batch_rows` rows: parameters,
+    // gradients, optimizer state, the scalar block, the batch's inputs and targets, and per layer z, a (not for
+    // linear layers, whose a is z) and delta.
+    std::uint64_t tensor_bytes(std::size_t batch_rows) const noexcept;
+    // Workspace the kernels need besides cuBLAS's: the per-row losses of a batch.
+    std::uint64_t scratch_bytes(std::size_t batch_rows) const noexcept;
+    // Device bytes of the resident data set: features, targets and the epoch's permutation.
+    std::uint64_t dataset_bytes() const noexcept;
+};
+
+// Validate a descriptor; INVALID_ARGUMENT naming the value at fault.
+SessionPlan make_session_plan(const brain_session_desc& desc);
+
+// A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
+class CudaSession {
+public:
+    explicit CudaSession(const brain_session_desc& desc);
+    ~CudaSession();
+    CudaSession(const CudaSession&) = delete;
+    CudaSession& operator=(const CudaSession&) = delete;
+
+    // One epoch; returns the sample-weighted mean loss, the only value read back. NUMERICAL on NaN/inf.
+    float train_epoch();
+    // Copy parameters, optimizer state and the step count to the host (the only copy of the weights back).
+    void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
+    // Measured figures of this session.
+    brain_session_stats stats() const noexcept;
+
+private:
+    void require_usable(const char* operation) const;
+    void allocate_and_upload(const brain_session_desc& desc, bool resident, std::uint64_t cublas_workspace);
+    void enqueue_resident_epoch();
+    void run_staged_epoch();
+    void enqueue_batch(const float* x, const float* t, unsigned rows, int batch);
+    void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
+              const float* b, int ldb, float* c, int ldc, const char* what);
+    unsigned elementwise_blocks(std::uint64_t count) const noexcept;
+    [[noreturn]] void fail_numerical(float loss);
+    std::size_t batch_count() const noexcept;
+
+    SessionPlan m_plan;
+    int m_device = 0;
+    int m_sm_count = 1;
+    const KernelModule* m_kernels = nullptr;
+    DeviceAllocator m_allocator;
+    std::optional<Stream> m_stream;      // created only once the budget check has passed
+    std::optional<CublasHandle> m_cublas;
+    cublasComputeType_t m_compute = CUBLAS_COMPUTE_32F;
+    DeviceBuffer m_params, m_grads, m_state, m_scalars;
+    DeviceBuffer m_x, m_t;                  // the batch's inputs and targets (gathered or staged)
+    std::vector<DeviceBuffer> m_z, m_a, m_delta;
+    DeviceBuffer m_row_loss, m_workspace;   // kernel scratch and the cuBLAS workspace
+    DeviceBuffer m_features, m_targets, m_perm; // the resident data set
+    std::vector<float> m_host_features, m_host_targets; // the staged data set
+    PinnedBuffer m_result;                  // the 4-byte read-back of the epoch's loss
+    PinnedBuffer m_stage[2];                // double-buffered staging of batches
+    std::vector<Event> m_stage_done;
+    GraphExec m_graph;
+    bool m_resident = false;
+    bool m_use_graphs = true;
+    std::uint64_t m_first_epoch = 0;
+    std::uint64_t m_epochs = 0;
+    std::uint64_t m_batches = 0;
+    std::uint64_t m_host_to_device = 0;
+    std::uint64_t m_device_to_host = 0;
+    std::chrono::nanoseconds m_setup_time{0};
+    std::chrono::nanoseconds m_training_time{0};
+    std::chrono::nanoseconds m_checkpoint_time{0};
+    std::string m_failure; // why the session became unusable; empty while usable
+};
+
+} // namespace brain::cuda

@@ -1,0 +1,300 @@
+// Device kernels of the CUDA backend. This file is never given to nvcc: CMake embeds its text in the plugin and
+// NVRTC compiles it at run time for the device's architecture, with -default-device so that the ABI header's
+// plain inline functions (brain_shuffle_index) compile as device functions: the batch order is the very same
+// code on the host and the device. The math mirrors sdk/include/brain/dense_math.hpp and the CPU plugin.
+#include <brain/plugin_abi.h>
+#include <device_scalars.h>
+
+#define BRAIN_WARP 32
+#define BRAIN_FULL_MASK 0xffffffffu
+#define BRAIN_NEG_INF __int_as_float(0xff800000)
+
+typedef unsigned long long brain_u64;
+
+static __device__ __forceinline__ float brain_activate(int act, float z, float param) {
+    switch (act) {
+    case BRAIN_ACT_RELU: return z > 0.0f ? z : 0.0f;
+    case BRAIN_ACT_LEAKY_RELU: return z > 0.0f ? z : param * z;
+    case BRAIN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-z));
+    case BRAIN_ACT_TANH: return tanhf(z);
+    case BRAIN_ACT_GELU: return 0.5f * z * (1.0f + erff(z * 0.70710678118654752f));
+    default: return z;
+    }
+}
+
+static __device__ __forceinline__ float brain_derivative(int act, float z, float a, float param) {
+    switch (act) {
+    case BRAIN_ACT_RELU: return z > 0.0f ? 1.0f : 0.0f;
+    case BRAIN_ACT_LEAKY_RELU: return z > 0.0f ? 1.0f : param;
+    case BRAIN_ACT_SIGMOID: return a * (1.0f - a);
+    case BRAIN_ACT_TANH: return 1.0f - a * a;
+    case BRAIN_ACT_GELU: {
+        const float cdf = 0.5f * (1.0f + erff(z * 0.70710678118654752f));
+        const float pdf = 0.39894228040143268f * expf(-0.5f * z * z);
+        return cdf + z * pdf;
+    }
+    default: return 1.0f;
+    }
+}
+
+static __device__ __forceinline__ float warp_sum(float v) {
+    for (int o = BRAIN_WARP / 2; o > 0; o >>= 1) v += __shfl_xor_sync(BRAIN_FULL_MASK, v, o);
+    return v;
+}
+
+static __device__ __forceinline__ double warp_sum_d(double v) {
+    for (int o = BRAIN_WARP / 2; o > 0; o >>= 1) v += __shfl_xor_sync(BRAIN_FULL_MASK, v, o);
+    return v;
+}
+
+static __device__ __forceinline__ float warp_max(float v) {
+    for (int o = BRAIN_WARP / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(BRAIN_FULL_MASK, v, o));
+    return v;
+}
+
+// a = softmax(z) over one row of n values, by one warp.
+static __device__ void softmax_row_warp(const float* z, float* a, unsigned n, unsigned lane) {
+    float m = BRAIN_NEG_INF;
+    for (unsigned i = lane; i < n; i += BRAIN_WARP) m = fmaxf(m, z[i]);
+    m = warp_max(m);
+    float s = 0.0f;
+    for (unsigned i = lane; i < n; i += BRAIN_WARP) s += expf(z[i] - m);
+    s = warp_sum(s);
+    for (unsigned i = lane; i < n; i += BRAIN_WARP) a[i] = expf(z[i] - m) / s;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Batch order and gather.
+
+// perm[p] = the row trained at position p of the epoch held in scalars->epoch.
+extern "C" __global__ void brain_shuffle_permutation(uint32_t* perm, brain_u64 n, brain_u64 seed,
+                                                     const brain_cuda_scalars* scalars) {
+    const brain_u64 epoch = scalars->epoch;
+    for (brain_u64 p = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; p < n; p += (brain_u64)gridDim.x * blockDim.x)
+        perm[p] = (uint32_t)brain_shuffle_index(seed, epoch, n, p);
+}
+
+// Copy the batch's rows (positions start.. start+rows of perm) of features and targets into contiguous buffers.
+extern "C" __global__ void brain_gather_batch(float* x, float* t, const float* features, const float* targets,
+                                              const uint32_t* perm, brain_u64 start, unsigned rows,
+                                              unsigned in_width, unsigned out_width) {
+    const unsigned width = in_width + out_width;
+    const brain_u64 total = (brain_u64)rows * width;
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < total;
+         i += (brain_u64)gridDim.x * blockDim.x) {
+        const unsigned r = (unsigned)(i / width);
+        const unsigned c = (unsigned)(i - (brain_u64)r * width);
+        const brain_u64 src = perm[start + r];
+        if (c < in_width)
+            x[(brain_u64)r * in_width + c] = features[src * in_width + c];
+        else
+            t[(brain_u64)r * out_width + (c - in_width)] = targets[src * out_width + (c - in_width)];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Forward.
+
+// z += bias (broadcast over rows); a = activation(z). a == z for linear layers (bias only).
+extern "C" __global__ void brain_bias_activation(float* z, float* a, const float* bias, unsigned rows,
+                                                 unsigned width, int act, float param) {
+    const brain_u64 total = (brain_u64)rows * width;
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < total;
+         i += (brain_u64)gridDim.x * blockDim.x) {
+        const float v = z[i] + bias[i % width];
+        z[i] = v;
+        a[i] = brain_activate(act, v, param);
+    }
+}
+
+// The same for a softmax layer: one warp per row.
+extern "C" __global__ void brain_bias_softmax(float* z, float* a, const float* bias, unsigned rows, unsigned width) {
+    const unsigned lane = threadIdx.x % BRAIN_WARP;
+    const unsigned row = blockIdx.x * (blockDim.x / BRAIN_WARP) + threadIdx.x / BRAIN_WARP;
+    if (row >= rows) return;
+    float* zr = z + (brain_u64)row * width;
+    for (unsigned i = lane; i < width; i += BRAIN_WARP) zr[i] += bias[i];
+    __syncwarp();
+    softmax_row_warp(zr, a + (brain_u64)row * width, width, lane);
+}
+
+// The output layer, fused: bias, activation, the row's loss and dL/dz, one warp per row, exactly as
+// brain::math::loss_row. row_loss[r] receives the row's loss already divided by the batch normalisation.
+extern "C" __global__ void brain_output_loss(float* z, float* a, float* delta, const float* bias, const float* t,
+                                             float* row_loss, unsigned rows, unsigned k, int act, float param,
+                                             int loss) {
+    const unsigned lane = threadIdx.x % BRAIN_WARP;
+    const unsigned row = blockIdx.x * (blockDim.x / BRAIN_WARP) + threadIdx.x / BRAIN_WARP;
+    if (row >= rows) return;
+    float* zr = z + (brain_u64)row * k;
+    float* ar = a + (brain_u64)row * k;
+    float* dr = delta + (brain_u64)row * k;
+    const float* tr = t + (brain_u64)row * k;
+    for (unsigned i = lane; i < k; i += BRAIN_WARP) zr[i] += bias[i];
+    __syncwarp();
+    if (act == BRAIN_ACT_SOFTMAX) {
+        softmax_row_warp(zr, ar, k, lane);
+    } else {
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) ar[i] = brain_activate(act, zr[i], param);
+    }
+    __syncwarp();
+    double total = 0.0;
+    float scale;
+    if (loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY) {
+        scale = 1.0f / (float)((brain_u64)rows * k);
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
+            const float zi = zr[i];
+            total += fmaxf(zi, 0.0f) - zi * tr[i] + log1pf(expf(-fabsf(zi)));
+            dr[i] = (ar[i] - tr[i]) * scale;
+        }
+    } else if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
+        scale = 1.0f / (float)rows;
+        float m = BRAIN_NEG_INF;
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) m = fmaxf(m, zr[i]);
+        m = warp_max(m);
+        double sum = 0.0;
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) sum += exp((double)(zr[i] - m));
+        sum = warp_sum_d(sum);
+        const double log_sum = log(sum) + m;
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
+            total += -(double)tr[i] * ((double)zr[i] - log_sum);
+            dr[i] = (ar[i] - tr[i]) * scale;
+        }
+    } else {
+        scale = 1.0f / (float)((brain_u64)rows * k);
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
+            const float d = ar[i] - tr[i];
+            total += (double)d * d;
+            dr[i] = 2.0f * d * scale;
+        }
+        if (act == BRAIN_ACT_SOFTMAX) {
+            __syncwarp();
+            float dot = 0.0f;
+            for (unsigned i = lane; i < k; i += BRAIN_WARP) dot += dr[i] * ar[i];
+            dot = warp_sum(dot);
+            for (unsigned i = lane; i < k; i += BRAIN_WARP) dr[i] = ar[i] * (dr[i] - dot);
+        } else if (act != BRAIN_ACT_LINEAR) {
+            for (unsigned i = lane; i < k; i += BRAIN_WARP)
+                dr[i] *= brain_derivative(act, zr[i], ar[i], param);
+        }
+    }
+    total = warp_sum_d(total);
+    if (lane == 0) row_loss[row] = (float)total * scale;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Backward.
+
+// delta *= activation'(z) element-wise.
+extern "C" __global__ void brain_backprop_activation(float* delta, const float* z, const float* a, brain_u64 total,
+                                                     int act, float param) {
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < total;
+         i += (brain_u64)gridDim.x * blockDim.x)
+        delta[i] *= brain_derivative(act, z[i], a[i], param);
+}
+
+// The softmax Jacobian-vector product, one warp per row.
+extern "C" __global__ void brain_backprop_softmax(float* delta, const float* a, unsigned rows, unsigned width) {
+    const unsigned lane = threadIdx.x % BRAIN_WARP;
+    const unsigned row = blockIdx.x * (blockDim.x / BRAIN_WARP) + threadIdx.x / BRAIN_WARP;
+    if (row >= rows) return;
+    float* dr = delta + (brain_u64)row * width;
+    const float* ar = a + (brain_u64)row * width;
+    float dot = 0.0f;
+    for (unsigned i = lane; i < width; i += BRAIN_WARP) dot += dr[i] * ar[i];
+    dot = warp_sum(dot);
+    for (unsigned i = lane; i < width; i += BRAIN_WARP) dr[i] = ar[i] * (dr[i] - dot);
+}
+
+// db[j] = sum over rows of delta[r][j]. Block (32, 8): a column per x thread, rows strided over y, then a fixed
+// tree over y, so the sum is deterministic.
+extern "C" __global__ void brain_column_sums(const float* delta, float* db, unsigned rows, unsigned width) {
+    __shared__ float partial[8][33];
+    const unsigned j = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.0f;
+    if (j < width)
+        for (unsigned r = threadIdx.y; r < rows; r += 8) s += delta[(brain_u64)r * width + j];
+    partial[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < width) {
+        float total = 0.0f;
+        for (int y = 0; y < 8; ++y) total += partial[y][threadIdx.x];
+        db[j] = total;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loss bookkeeping and optimizer.
+
+// One block of 256 threads: the batch loss (a fixed-order sum of the rows' losses), its finiteness check, the
+// epoch's running sum, the step count and this step's Adam coefficients (in double, as the CPU plugin does).
+extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float* row_loss, unsigned rows,
+                                              int batch, float learning_rate, float beta1, float beta2,
+                                              float weight_decay, int decoupled) {
+    __shared__ double partial[256];
+    double v = 0.0;
+    for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) v += (double)row_loss[r];
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x != 0) return;
+    const double batch_loss = partial[0];
+    if (!isfinite(batch_loss) && s->bad_loss_batch == BRAIN_CUDA_NO_BAD_BATCH) s->bad_loss_batch = batch;
+    s->epoch_loss_sum += batch_loss * (double)rows;
+    const brain_u64 t = ++s->step;
+    const double bc1 = 1.0 - pow((double)beta1, (double)t);
+    const double bc2 = 1.0 - pow((double)beta2, (double)t);
+    s->step_size = (float)((double)learning_rate / bc1);
+    s->bias_correction2_sqrt = (float)sqrt(bc2);
+    s->decay = decoupled ? 1.0f - learning_rate * weight_decay : 1.0f;
+}
+
+// PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v.
+extern "C" __global__ void brain_sgd_update(float* p, const float* g, float* v, brain_u64 n, float learning_rate,
+                                            float momentum, brain_cuda_scalars* s, int batch) {
+    bool bad = false;
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x) {
+        const float vi = momentum * v[i] + g[i];
+        v[i] = vi;
+        const float pi = p[i] - learning_rate * vi;
+        p[i] = pi;
+        bad |= !isfinite(pi);
+    }
+    if (bad) atomicMin(&s->bad_weight_batch, batch);
+}
+
+// PyTorch Adam / AdamW over every parameter at once, with the coefficients brain_finish_batch computed.
+extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m, float* v, brain_u64 n, float beta1,
+                                             float beta2, float epsilon, brain_cuda_scalars* s, int batch) {
+    const float step_size = s->step_size;
+    const float bc2_sqrt = s->bias_correction2_sqrt;
+    const float decay = s->decay;
+    const float c1 = 1.0f - beta1;
+    const float c2 = 1.0f - beta2;
+    bool bad = false;
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x) {
+        const float gi = g[i];
+        const float mi = beta1 * m[i] + c1 * gi;
+        const float vi = beta2 * v[i] + c2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        const float denom = sqrtf(vi) / bc2_sqrt + epsilon;
+        const float pi = p[i] * decay - step_size * mi / denom;
+        p[i] = pi;
+        bad |= !isfinite(pi);
+    }
+    if (bad) atomicMin(&s->bad_weight_batch, batch);
+}
+
+// End of epoch: publish the sample-weighted mean loss (NaN when a check tripped), reset the sum, advance the
+// shuffle epoch. The host reads `result` (4 bytes) and nothing else.
+extern "C" __global__ void brain_finish_epoch(brain_cuda_scalars* s, brain_u64 rows) {
+    const bool bad = s->bad_loss_batch != BRAIN_CUDA_NO_BAD_BATCH || s->bad_weight_batch != BRAIN_CUDA_NO_BAD_BATCH;
+    const double mean = s->epoch_loss_sum / (double)rows;
+    s->result = (bad || !isfinite(mean)) ? __int_as_float(0x7fc00000) : (float)mean;
+    s->epoch_loss_sum = 0.0;
+    s->epoch += 1;
+}

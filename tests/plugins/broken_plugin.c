@@ -1,0 +1,106 @@
+/* Deliberately broken plugins for the loader tests, one variant per compile definition. Written in C to prove
+ * that the ABI needs nothing from C++. */
+#include <brain/plugin_abi.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+struct brain_error {
+    int32_t code;
+    char message[256];
+};
+
+static brain_error* make_error(int32_t code, const char* message) {
+    brain_error* e = (brain_error*)malloc(sizeof(brain_error));
+    if (!e) return NULL;
+    e->code = code;
+    strncpy(e->message, message, sizeof(e->message) - 1);
+    e->message[sizeof(e->message) - 1] = '\0';
+    return e;
+}
+
+static int32_t error_code(const brain_error* e) { return e->code; }
+static const char* error_message(const brain_error* e) { return e->message; }
+static void error_destroy(brain_error* e) { free(e); }
+static brain_error* initialize(const brain_host_api* host) {
+    (void)host;
+#ifdef BROKEN_INIT_FAILS
+    return make_error(BRAIN_ERR_DRIVER_UNAVAILABLE, "test plugin: initialisation refused on purpose");
+#else
+    return NULL;
+#endif
+}
+static brain_error* device_count(int32_t* out) {
+#ifdef BROKEN_UNKNOWN_CODE
+    (void)out;
+    return make_error(77, "an error code this core does not know");
+#else
+    *out = 1;
+    return NULL;
+#endif
+}
+static brain_error* probe(int32_t device, uint64_t budget, brain_device_report* out) {
+    (void)device; (void)budget; (void)out;
+    return make_error(BRAIN_ERR_UNSUPPORTED, "test plugin: probe is not implemented");
+}
+static brain_error* session_open(const brain_session_desc* desc, brain_session** out) {
+    (void)desc;
+#ifdef BROKEN_NULL_SESSION
+    *out = NULL;
+    return NULL;
+#else
+    (void)out;
+    return make_error(BRAIN_ERR_ALLOCATION_FAILED, "test plugin: session_open fails on purpose");
+#endif
+}
+static brain_error* train_epoch(brain_session* s, float* loss) {
+    (void)s; (void)loss;
+    return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
+}
+static brain_error* checkpoint(brain_session* s, float* p, uint64_t np, float* o, uint64_t no, uint64_t* step) {
+    (void)s; (void)p; (void)np; (void)o; (void)no; (void)step;
+    return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
+}
+static brain_error* stats(const brain_session* s, brain_session_stats* out) {
+    (void)s; (void)out;
+    return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
+}
+static void session_close(brain_session* s) { (void)s; }
+
+#ifndef BROKEN_ABI_MAJOR
+#define BROKEN_ABI_MAJOR BRAIN_ABI_VERSION_MAJOR
+#endif
+#ifndef BROKEN_NAME
+#error "BROKEN_NAME must name the backend"
+#endif
+
+#ifdef BROKEN_DEPENDENCY
+/* Defined in a library the loader cannot find at run time. */
+extern int brain_test_missing_dependency(void);
+int brain_test_use_dependency(void) { return brain_test_missing_dependency(); }
+#endif
+
+static const brain_plugin_api k_api = {
+    sizeof(brain_plugin_api), BROKEN_ABI_MAJOR, BRAIN_ABI_VERSION_MINOR, BROKEN_NAME, "0.0.0-test",
+    "deliberately broken test plugin", error_code, error_message, error_destroy, initialize, device_count, probe,
+    session_open, train_epoch, checkpoint,
+#ifdef BROKEN_NULL_FUNCTION
+    NULL,
+#else
+    stats,
+#endif
+    session_close,
+};
+
+#ifndef BROKEN_NO_ENTRY
+BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) {
+#ifdef BROKEN_ENTRY_NULL
+    return NULL;
+#else
+    return &k_api;
+#endif
+}
+#else
+/* Exported, but under the wrong name. */
+BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_table(void) { return &k_api; }
+#endif
