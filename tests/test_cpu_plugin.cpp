@@ -5,7 +5,6 @@
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -178,9 +177,8 @@ TEST_CASE("CPU plugin refuses a budget it cannot meet and names the largest batc
     CHECK(fits.stats().peak_allocated_bytes <= budget);
     CHECK(fits.stats().budget_bytes == budget);
     const std::string again = brain::test::expect_error(ErrorCode::BudgetExceeded, [&] {
-        brain::TrainingSession session(net, data,
-                                       brain::TrainConfig{1, static_cast<std::uint32_t>(largest + 1), true, 1},
-                                       backend);
+        brain::TrainingSession session(
+            net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(largest + 1), true, 1}, backend);
     });
     CHECK(number_after(again, "largest batch size that fits is ") == largest);
 }
@@ -188,10 +186,10 @@ TEST_CASE("CPU plugin refuses a budget it cannot meet and names the largest batc
 TEST_CASE("CPU plugin has exactly one device", "[plugin]") {
     const auto data = xor_data();
     const auto net = xor_network(1);
-    BRAIN_REQUIRE_ERROR(ErrorCode::DeviceNotFound,
-                        brain::TrainingSession(net, data, brain::TrainConfig{1, 4, true, 1},
-                                               TrainingBackend::plugin("cpu", 1, 0)),
-                        "one device", "got 1");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::DeviceNotFound,
+        brain::TrainingSession(net, data, brain::TrainConfig{1, 4, true, 1}, TrainingBackend::plugin("cpu", 1, 0)),
+        "one device", "got 1");
     CHECK_FALSE(brain::accelerator_doctor(TrainingBackend::cpu()).has_value());
 }
 
@@ -242,8 +240,10 @@ TEST_CASE("Metal backend reports MetalFeatureDisabled off Apple systems", "[plug
     check_message(brain::test::expect_error(ErrorCode::FeatureDisabled, [&] {
         brain::TrainingSession session(net, data, brain::TrainConfig{1, 4, true, 1}, backend);
     }));
-    check_message(brain::test::expect_error(ErrorCode::MetalFeatureDisabled,
-                                            [&] { net.fit_with_backend(data, brain::TrainConfig{1, 4, true, 1}, backend); }));
-    check_message(brain::test::expect_error(ErrorCode::FeatureDisabled, [&] { brain::accelerator_doctor(backend); }));
+    check_message(brain::test::expect_error(ErrorCode::MetalFeatureDisabled, [&] {
+        net.fit_with_backend(data, brain::TrainConfig{1, 4, true, 1}, backend);
+    }));
+    check_message(
+        brain::test::expect_error(ErrorCode::FeatureDisabled, [&] { brain::accelerator_doctor(backend); }));
 #endif
 }

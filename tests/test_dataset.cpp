@@ -2,11 +2,10 @@
 #include "support/catch.hpp"
 #include "support/numeric.hpp"
 
+#include <algorithm>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/matrix.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -18,7 +17,9 @@ using brain::Matrix;
 
 namespace {
 
-std::filesystem::path data_file(const std::string& name) { return std::filesystem::path(BRAIN_TEST_DATA_DIR) / name; }
+std::filesystem::path data_file(const std::string& name) {
+    return std::filesystem::path(BRAIN_TEST_DATA_DIR) / name;
+}
 
 // Runs f, which must throw brain::Error with `code` and a message containing every fragment.
 template <class F>
@@ -78,15 +79,24 @@ TEST_CASE("Dataset validates in-memory rows", "[core]") {
     CHECK(d.class_labels().empty());
     CHECK_FALSE(d.standardization().has_value());
 
-    require_error([] { Dataset(Matrix{{1, 2}, {3, 4}}, Matrix{{0}}); }, ErrorCode::InvalidArgument,
-                  {"2 rows", "1"});
+    require_error(
+        [] {
+            Dataset(Matrix{{1, 2}, {3, 4}}, Matrix{{0}});
+        },
+        ErrorCode::InvalidArgument, {"2 rows", "1"});
     require_error([] { Dataset(Matrix(0, 2), Matrix(0, 1)); }, ErrorCode::InvalidArgument, {"at least one row"});
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    require_error([nan] { Dataset(Matrix{{1, 2}, {nan, 4}}, Matrix{{0}, {1}}); }, ErrorCode::InvalidData,
-                  {"features row 1, column 0", "finite"});
+    require_error(
+        [nan] {
+            Dataset(Matrix{{1, 2}, {nan, 4}}, Matrix{{0}, {1}});
+        },
+        ErrorCode::InvalidData, {"features row 1, column 0", "finite"});
     const float inf = std::numeric_limits<float>::infinity();
-    require_error([inf] { Dataset(Matrix{{1, 2}, {3, 4}}, Matrix{{0}, {inf}}); }, ErrorCode::InvalidData,
-                  {"targets row 1, column 0"});
+    require_error(
+        [inf] {
+            Dataset(Matrix{{1, 2}, {3, 4}}, Matrix{{0}, {inf}});
+        },
+        ErrorCode::InvalidData, {"targets row 1, column 0"});
 
     Dataset named = d;
     named.set_names({"a", "b"}, {"t"});
@@ -109,7 +119,8 @@ TEST_CASE("CSV: class-label target column is one-hot encoded with sorted labels"
           std::vector<std::string>{"species=setosa", "species=versicolor", "species=virginica"});
     CHECK(d.features()(1, 2) == 4.7f);
     CHECK(d.features()(5, 3) == 1.9f);
-    const std::vector<std::vector<float>> expected{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const std::vector<std::vector<float>> expected{{1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+                                                   {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     for (std::size_t r = 0; r < 6; ++r) {
         const auto row = d.targets().row(r);
         CHECK(std::vector<float>(row.begin(), row.end()) == expected[r]);

@@ -4,9 +4,8 @@
 #include "support/catch.hpp"
 #include "support/numeric.hpp"
 
-#include <brain/brain.hpp>
-
 #include <algorithm>
+#include <brain/brain.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,7 +19,7 @@ namespace {
 
 struct GradientCase {
     std::string name;
-    std::vector<Activation> layers; // activation of each dense layer; the last is the output
+    std::vector<Activation> layers;  // activation of each dense layer; the last is the output
     std::vector<std::size_t> widths; // units of each dense layer
     Loss loss;
 };
@@ -58,12 +57,18 @@ brain::Dataset make_data(std::size_t rows, std::size_t inputs, std::size_t outpu
 
 double activate(Activation a, double z) {
     switch (a) {
-    case Activation::Relu: return z > 0 ? z : 0;
-    case Activation::LeakyRelu: return z > 0 ? z : 0.01 * z;
-    case Activation::Sigmoid: return 1 / (1 + std::exp(-z));
-    case Activation::Tanh: return std::tanh(z);
-    case Activation::Gelu: return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
-    default: return z;
+    case Activation::Relu:
+        return z > 0 ? z : 0;
+    case Activation::LeakyRelu:
+        return z > 0 ? z : 0.01 * z;
+    case Activation::Sigmoid:
+        return 1 / (1 + std::exp(-z));
+    case Activation::Tanh:
+        return std::tanh(z);
+    case Activation::Gelu:
+        return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    default:
+        return z;
     }
 }
 
@@ -156,32 +161,43 @@ void check_gradient(const GradientCase& c) {
 TEST_CASE("CPU gradients of every hidden activation match finite differences (MSE, linear output)", "[plugin]") {
     for (Activation hidden : {Activation::Linear, Activation::Relu, Activation::LeakyRelu, Activation::Sigmoid,
                               Activation::Tanh, Activation::Gelu}) {
-        check_gradient({"hidden " + std::string(brain::to_string(hidden)), {hidden, Activation::Linear}, {5, 2},
+        check_gradient({"hidden " + std::string(brain::to_string(hidden)),
+                        {hidden, Activation::Linear},
+                        {5, 2},
                         Loss::MeanSquaredError});
     }
 }
 
 TEST_CASE("CPU gradients of MSE through non-linear output activations match finite differences", "[plugin]") {
     for (Activation out : {Activation::Sigmoid, Activation::Tanh, Activation::Gelu, Activation::LeakyRelu}) {
-        check_gradient({"MSE with " + std::string(brain::to_string(out)) + " output", {Activation::Tanh, out},
-                        {4, 2}, Loss::MeanSquaredError});
+        check_gradient({"MSE with " + std::string(brain::to_string(out)) + " output",
+                        {Activation::Tanh, out},
+                        {4, 2},
+                        Loss::MeanSquaredError});
     }
 }
 
 TEST_CASE("CPU gradients of binary cross-entropy with sigmoid output match finite differences", "[plugin]") {
     check_gradient({"BCE one output", {Activation::Relu, Activation::Sigmoid}, {4, 1}, Loss::BinaryCrossEntropy});
-    check_gradient({"BCE three outputs", {Activation::Gelu, Activation::Sigmoid}, {4, 3}, Loss::BinaryCrossEntropy});
+    check_gradient(
+        {"BCE three outputs", {Activation::Gelu, Activation::Sigmoid}, {4, 3}, Loss::BinaryCrossEntropy});
 }
 
 TEST_CASE("CPU gradients of categorical cross-entropy with softmax output match finite differences", "[plugin]") {
     check_gradient({"CCE softmax", {Activation::Tanh, Activation::Softmax}, {5, 3}, Loss::CategoricalCrossEntropy});
-    check_gradient({"CCE softmax, sigmoid hidden", {Activation::Sigmoid, Activation::Softmax}, {4, 4},
+    check_gradient({"CCE softmax, sigmoid hidden",
+                    {Activation::Sigmoid, Activation::Softmax},
+                    {4, 4},
                     Loss::CategoricalCrossEntropy});
 }
 
 TEST_CASE("CPU gradients propagate through several hidden layers", "[plugin]") {
-    check_gradient({"relu-tanh-gelu-linear", {Activation::Relu, Activation::Tanh, Activation::Gelu, Activation::Linear},
-                    {6, 5, 4, 2}, Loss::MeanSquaredError});
-    check_gradient({"leaky-sigmoid-softmax", {Activation::LeakyRelu, Activation::Sigmoid, Activation::Softmax},
-                    {5, 4, 3}, Loss::CategoricalCrossEntropy});
+    check_gradient({"relu-tanh-gelu-linear",
+                    {Activation::Relu, Activation::Tanh, Activation::Gelu, Activation::Linear},
+                    {6, 5, 4, 2},
+                    Loss::MeanSquaredError});
+    check_gradient({"leaky-sigmoid-softmax",
+                    {Activation::LeakyRelu, Activation::Sigmoid, Activation::Softmax},
+                    {5, 4, 3},
+                    Loss::CategoricalCrossEntropy});
 }

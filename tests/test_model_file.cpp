@@ -5,15 +5,13 @@
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
-
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
@@ -49,7 +47,8 @@ struct TempDir {
     fs::path path;
     TempDir() {
         std::random_device rd;
-        path = fs::temp_directory_path() / ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+        path = fs::temp_directory_path() /
+               ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
         fs::create_directories(path);
     }
     ~TempDir() {
@@ -57,7 +56,9 @@ struct TempDir {
         fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
         fs::remove_all(path, ec);
     }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {})); }
+    std::size_t entries() const {
+        return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {}));
+    }
 };
 
 std::string read_text(const fs::path& p) {
@@ -201,7 +202,11 @@ TEST_CASE("Model file: documented layout", "[core]") {
     CHECK(doc["layers"][0]["weights"] == nlohmann::json::array({0.5, -0.25}));
     CHECK(doc["layers"][0]["bias"] == nlohmann::json::array({0.125}));
     // Floats are written in their shortest round-trip form, not as widened doubles.
-    CHECK(Network::builder().input_size(1).dense(1, Activation::Linear).optimizer(Optimizer::sgd(0.1f)).build()
+    CHECK(Network::builder()
+              .input_size(1)
+              .dense(1, Activation::Linear)
+              .optimizer(Optimizer::sgd(0.1f))
+              .build()
               .to_json_string()
               .find("\"learning_rate\":0.1,") != std::string::npos);
 }
@@ -239,7 +244,8 @@ TEST_CASE("Model file: save_json replaces the file atomically", "[core]") {
 }
 
 TEST_CASE("Model file: load errors name the file and the JSON path", "[core]") {
-    require_error([] { (void)Network::load_json("no/such/model.json"); }, ErrorCode::IoError, {"no/such/model.json"});
+    require_error([] { (void)Network::load_json("no/such/model.json"); }, ErrorCode::IoError,
+                  {"no/such/model.json"});
     require_error([] { (void)Network::from_json_string("{\"format\": brain", "m.json"); },
                   ErrorCode::InvalidModelFile, {"m.json", "not JSON", "line 1, column"});
     require_error([] { (void)Network::from_json_string("", "m.json"); }, ErrorCode::InvalidModelFile,
@@ -250,21 +256,26 @@ TEST_CASE("Model file: load errors name the file and the JSON path", "[core]") {
     using J = nlohmann::ordered_json;
     require_load_error([](J& d) { d.erase("format"); }, {"m.json: /format", "missing"});
     require_load_error([](J& d) { d["format"] = "keras"; }, {"m.json: /format", "brain-model", "keras"});
-    require_load_error([](J& d) { d["version"] = 2; }, {"m.json: /version", "unsupported version 2", "version 1"});
+    require_load_error([](J& d) { d["version"] = 2; },
+                       {"m.json: /version", "unsupported version 2", "supported versions: 1"});
     require_load_error([](J& d) { d["version"] = "1"; }, {"m.json: /version", "integer"});
     require_load_error([](J& d) { d.erase("layers"); }, {"m.json: /layers", "missing"});
     require_load_error([](J& d) { d["layers"] = J::array(); }, {"m.json: /layers", "non-empty"});
     require_load_error([](J& d) { d["layers"][1]["weights"].erase(0); },
                        {"m.json: /layers/1/weights: expected 8 numbers, found 7"});
-    require_load_error([](J& d) { d["layers"][0]["bias"] = J::array({1, 2}); },
-                       {"m.json: /layers/0/bias: expected 4 numbers, found 2"});
+    require_load_error(
+        [](J& d) {
+            d["layers"][0]["bias"] = J::array({1, 2});
+        },
+        {"m.json: /layers/0/bias: expected 4 numbers, found 2"});
     require_load_error([](J& d) { d["layers"][0]["weights"][2] = "x"; },
                        {"m.json: /layers/0/weights/2", "expected a number", "string"});
     require_load_error([](J& d) { d["layers"][1]["inputs"] = 5; },
                        {"m.json: /layers/1/inputs", "expected 4", "found 5"});
     require_load_error([](J& d) { d["layers"][0]["outputs"] = 0; }, {"m.json: /layers/0/outputs", "found 0"});
     require_load_error([](J& d) { d["layers"][0]["inputs"] = -3; }, {"m.json: /layers/0/inputs", "non-negative"});
-    require_load_error([](J& d) { d["layers"][0].erase("activation"); }, {"m.json: /layers/0/activation", "missing"});
+    require_load_error([](J& d) { d["layers"][0].erase("activation"); },
+                       {"m.json: /layers/0/activation", "missing"});
     require_load_error([](J& d) { d["layers"][0]["activation"] = "swish"; },
                        {"m.json: /layers/0/activation", "'swish'", "leaky_relu"});
     require_load_error([](J& d) { d["layers"][0]["activation"] = "softmax"; },
@@ -282,12 +293,21 @@ TEST_CASE("Model file: load errors name the file and the JSON path", "[core]") {
             d["standardization"] = J{{"mean", J::array({0, 0, 0})}, {"stddev", J::array({1, 0, 1})}};
         },
         {"m.json: /standardization/stddev/1", "> 0"});
-    require_load_error([](J& d) { d["standardization"] = J{{"mean", J::array({0, 0})}, {"stddev", J::array({1, 1, 1})}}; },
-                       {"m.json: /standardization/mean: expected 3 numbers, found 2"});
-    require_load_error([](J& d) { d["feature_names"] = J::array({"a", "b"}); },
-                       {"m.json: /feature_names", "expected 3", "found 2"});
-    require_load_error([](J& d) { d["class_labels"] = J::array({"a", 7}); },
-                       {"m.json: /class_labels/1", "expected a string"});
+    require_load_error(
+        [](J& d) {
+            d["standardization"] = J{{"mean", J::array({0, 0})}, {"stddev", J::array({1, 1, 1})}};
+        },
+        {"m.json: /standardization/mean: expected 3 numbers, found 2"});
+    require_load_error(
+        [](J& d) {
+            d["feature_names"] = J::array({"a", "b"});
+        },
+        {"m.json: /feature_names", "expected 3", "found 2"});
+    require_load_error(
+        [](J& d) {
+            d["class_labels"] = J::array({"a", 7});
+        },
+        {"m.json: /class_labels/1", "expected a string"});
 }
 
 TEST_CASE("Model file: non-finite numbers are rejected", "[core]") {
@@ -297,16 +317,18 @@ TEST_CASE("Model file: non-finite numbers are rejected", "[core]") {
     const std::string key = "\"bias\":[";
     const auto at = text.find(key);
     REQUIRE(at != std::string::npos);
-    text.insert(at + key.size(), "1e39,");
-    text.erase(text.find(",", at + key.size() + 5), text.find_first_of(",]", text.find(",", at + key.size() + 5) + 1) -
-                                                        text.find(",", at + key.size() + 5));
+    const auto start = at + key.size();
+    text.replace(start, text.find_first_of(",]", start) - start, "1e39");
     require_error([&] { (void)Network::from_json_string(text, "m.json"); }, ErrorCode::InvalidModelFile,
                   {"m.json: /layers/0/bias/0", "non-finite"});
-    require_error([] { (void)Network::from_json_string("{\"format\": \"brain-model\", \"version\": 1, \"layers\": "
-                                                       "[{\"inputs\": 1, \"outputs\": 1, \"activation\": \"linear\", "
-                                                       "\"weights\": [NaN], \"bias\": [0]}]}",
-                                                       "m.json"); },
-                  ErrorCode::InvalidModelFile, {"m.json", "not JSON"});
+    require_error(
+        [] {
+            (void)Network::from_json_string("{\"format\": \"brain-model\", \"version\": 1, \"layers\": "
+                                            "[{\"inputs\": 1, \"outputs\": 1, \"activation\": \"linear\", "
+                                            "\"weights\": [NaN], \"bias\": [0]}]}",
+                                            "m.json");
+        },
+        ErrorCode::InvalidModelFile, {"m.json", "not JSON"});
 }
 
 TEST_CASE("Model file: optional fields take their documented defaults", "[core]") {

@@ -7,7 +7,6 @@
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <brain/types.hpp>
-
 #include <cmath>
 #include <limits>
 #include <string>
@@ -39,7 +38,9 @@ void require_error(F&& f, ErrorCode code, std::initializer_list<std::string> fra
     FAIL("expected brain::Error " << brain::to_string(code));
 }
 
-double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+double sigmoid(double z) {
+    return 1.0 / (1.0 + std::exp(-z));
+}
 
 // Population mean and standard deviation of a range of the parameters.
 std::pair<double, double> moments(const std::vector<float>& v, std::size_t begin, std::size_t end) {
@@ -61,8 +62,8 @@ Network tiny_regressor() {
 } // namespace
 
 TEST_CASE("Enum names round-trip and parse case-insensitively with aliases", "[core]") {
-    for (auto a : {Activation::Linear, Activation::Relu, Activation::LeakyRelu, Activation::Sigmoid, Activation::Tanh,
-                   Activation::Softmax, Activation::Gelu})
+    for (auto a : {Activation::Linear, Activation::Relu, Activation::LeakyRelu, Activation::Sigmoid,
+                   Activation::Tanh, Activation::Softmax, Activation::Gelu})
         CHECK(brain::parse_activation(brain::to_string(a)) == a);
     for (auto l : {Loss::MeanSquaredError, Loss::BinaryCrossEntropy, Loss::CategoricalCrossEntropy})
         CHECK(brain::parse_loss(brain::to_string(l)) == l);
@@ -125,11 +126,13 @@ TEST_CASE("NetworkBuilder: layout, defaults and optimizer state", "[core]") {
     // Biases start at zero: offsets 12..15 and 24..25.
     for (std::size_t i : {12, 13, 14, 15, 24, 25}) CHECK(net.parameters()[i] == 0.0f);
 
-    const auto sgd = Network::builder().input_size(2).dense(1, Activation::Sigmoid).optimizer(Optimizer::sgd(0.1f)).build();
+    const auto sgd =
+        Network::builder().input_size(2).dense(1, Activation::Sigmoid).optimizer(Optimizer::sgd(0.1f)).build();
     CHECK(sgd.loss() == Loss::BinaryCrossEntropy);
     CHECK(sgd.optimizer_state().size() == sgd.parameter_count());
     CHECK(sgd.is_classifier());
-    const auto reg = Network::builder().input_size(2).dense(3, Activation::Tanh).dense(1, Activation::Linear).build();
+    const auto reg =
+        Network::builder().input_size(2).dense(3, Activation::Tanh).dense(1, Activation::Linear).build();
     CHECK(reg.loss() == Loss::MeanSquaredError);
     CHECK_FALSE(reg.is_classifier());
     const auto explicit_loss =
@@ -169,7 +172,12 @@ TEST_CASE("NetworkBuilder: validation errors name the layer and the value", "[co
 
 TEST_CASE("Initialisation is fully determined by the seed", "[core]") {
     auto build = [](std::uint64_t seed) {
-        return Network::builder().input_size(8).dense(16, Activation::Relu).dense(3, Activation::Tanh).seed(seed).build();
+        return Network::builder()
+            .input_size(8)
+            .dense(16, Activation::Relu)
+            .dense(3, Activation::Tanh)
+            .seed(seed)
+            .build();
     };
     const auto a = build(42), b = build(42), c = build(43);
     CHECK(a.parameters() == b.parameters());
@@ -209,7 +217,8 @@ TEST_CASE("Initialisation scales: He normal for ReLU-like layers, Glorot uniform
     }
     for (Activation act : {Activation::Linear, Activation::Tanh, Activation::Sigmoid}) {
         const std::size_t in = 300, out = 500;
-        const auto net = Network::builder().input_size(in).dense(out, act).loss(Loss::MeanSquaredError).seed(3).build();
+        const auto net =
+            Network::builder().input_size(in).dense(out, act).loss(Loss::MeanSquaredError).seed(3).build();
         const auto& p = net.parameters();
         const double limit = std::sqrt(6.0 / (in + out));
         const auto [mean, sd] = moments(p, 0, in * out);
@@ -241,10 +250,16 @@ TEST_CASE("predict: a hand-built network against hand-computed values", "[core]"
     CHECK(brain::test::close(out(2, 0), 0.7, 1e-6, 1e-6));
     CHECK(net.predict(Matrix(0, 2)).rows() == 0);
 
-    require_error([&] { (void)net.predict(Matrix{{1, 2, 3}}); }, ErrorCode::InvalidArgument,
-                  {"expected 2 input columns", "found 3"});
-    require_error([&] { (void)net.predict(Matrix{{1, std::nanf("")}}); }, ErrorCode::InvalidData,
-                  {"row 0, column 1"});
+    require_error(
+        [&] {
+            (void)net.predict(Matrix{{1, 2, 3}});
+        },
+        ErrorCode::InvalidArgument, {"expected 2 input columns", "found 3"});
+    require_error(
+        [&] {
+            (void)net.predict(Matrix{{1, std::nanf("")}});
+        },
+        ErrorCode::InvalidData, {"row 0, column 1"});
 }
 
 TEST_CASE("predict: every activation matches its formula", "[core]") {
@@ -263,13 +278,27 @@ TEST_CASE("predict: every activation matches its formula", "[core]") {
             for (std::size_t o = 0; o < 3; ++o) z[o] = w[o * 2] * x(r, 0) + w[o * 2 + 1] * x(r, 1) + b[o];
             for (std::size_t o = 0; o < 3; ++o) {
                 switch (act) {
-                case Activation::Relu: expected[o] = std::max(z[o], 0.0); break;
-                case Activation::LeakyRelu: expected[o] = z[o] > 0 ? z[o] : 0.01 * z[o]; break;
-                case Activation::Sigmoid: expected[o] = sigmoid(z[o]); break;
-                case Activation::Tanh: expected[o] = std::tanh(z[o]); break;
-                case Activation::Gelu: expected[o] = 0.5 * z[o] * (1 + std::erf(z[o] / std::sqrt(2.0))); break;
-                case Activation::Softmax: expected[o] = std::exp(z[o]); sum += expected[o]; break;
-                default: expected[o] = z[o];
+                case Activation::Relu:
+                    expected[o] = std::max(z[o], 0.0);
+                    break;
+                case Activation::LeakyRelu:
+                    expected[o] = z[o] > 0 ? z[o] : 0.01 * z[o];
+                    break;
+                case Activation::Sigmoid:
+                    expected[o] = sigmoid(z[o]);
+                    break;
+                case Activation::Tanh:
+                    expected[o] = std::tanh(z[o]);
+                    break;
+                case Activation::Gelu:
+                    expected[o] = 0.5 * z[o] * (1 + std::erf(z[o] / std::sqrt(2.0)));
+                    break;
+                case Activation::Softmax:
+                    expected[o] = std::exp(z[o]);
+                    sum += expected[o];
+                    break;
+                default:
+                    expected[o] = z[o];
                 }
             }
             for (std::size_t o = 0; o < 3; ++o) {
@@ -284,7 +313,12 @@ TEST_CASE("predict: every activation matches its formula", "[core]") {
 TEST_CASE("predict: wide layers agree with a naive double-precision product", "[core]") {
     // Sizes not multiples of the kernel's blocks exercise every tail path.
     const std::size_t in = 37, hidden = 70, out = 5, rows = 9;
-    const Network net = Network::builder().input_size(in).dense(hidden, Activation::Tanh).dense(out, Activation::Linear).seed(9).build();
+    const Network net = Network::builder()
+                            .input_size(in)
+                            .dense(hidden, Activation::Tanh)
+                            .dense(out, Activation::Linear)
+                            .seed(9)
+                            .build();
     Matrix x(rows, in);
     for (std::size_t i = 0; i < x.data().size(); ++i) x.data()[i] = std::sin(0.37f * static_cast<float>(i));
     const Matrix y = net.predict(x);
@@ -323,7 +357,8 @@ TEST_CASE("predict applies the network's standardisation to raw inputs", "[core]
     require_error([&] { (void)net.predict(Matrix{{1}}); }, ErrorCode::InvalidArgument, {"size, weight", "found 1"});
 
     Dataset wrong(Matrix{{1, 2, 3}}, Matrix{{0}});
-    require_error([&] { net.adopt_dataset_metadata(wrong); }, ErrorCode::InvalidArgument, {"2 feature columns", "3"});
+    require_error([&] { net.adopt_dataset_metadata(wrong); }, ErrorCode::InvalidArgument,
+                  {"2 feature columns", "3"});
 }
 
 TEST_CASE("predict_classes: argmax for softmax, 0.5 threshold for one sigmoid", "[core]") {
@@ -337,8 +372,11 @@ TEST_CASE("predict_classes: argmax for softmax, 0.5 threshold for one sigmoid", 
     CHECK(sig.predict_classes(Matrix{{-2}, {0.5f}, {0}, {-0.01f}}) == std::vector<std::size_t>{0, 1, 1, 0});
 
     const Network reg = tiny_regressor();
-    require_error([&] { (void)reg.predict_classes(Matrix{{1, 2}}); }, ErrorCode::InvalidArgument,
-                  {"linear", "not a classifier"});
+    require_error(
+        [&] {
+            (void)reg.predict_classes(Matrix{{1, 2}});
+        },
+        ErrorCode::InvalidArgument, {"linear", "not a classifier"});
 }
 
 TEST_CASE("evaluate: MSE over B rows and K outputs", "[core]") {
@@ -350,8 +388,11 @@ TEST_CASE("evaluate: MSE over B rows and K outputs", "[core]") {
     CHECK(brain::test::close(e.loss, 33.0 / 4.0, 1e-6, 0));
     CHECK_FALSE(e.accuracy.has_value());
 
-    require_error([&] { (void)net.evaluate(Dataset(Matrix{{1, 2}}, Matrix{{1, 1}})); }, ErrorCode::InvalidArgument,
-                  {"expects 1 feature", "has 2"});
+    require_error(
+        [&] {
+            (void)net.evaluate(Dataset(Matrix{{1, 2}}, Matrix{{1, 1}}));
+        },
+        ErrorCode::InvalidArgument, {"expects 1 feature", "has 2"});
     require_error([&] { (void)net.evaluate(Dataset(Matrix{{1}}, Matrix{{1}})); }, ErrorCode::InvalidArgument,
                   {"2 outputs", "1 target"});
 }
@@ -401,7 +442,7 @@ TEST_CASE("evaluate uses the network's standardisation", "[core]") {
     Network net = Network::builder().input_size(1).dense(1, Activation::Linear).build();
     net.set_parameters({1.0f, 0.0f});
     Dataset d(Matrix{{1}, {3}}, Matrix{{-1}, {1}});
-    d.standardize(); // mean 2, stddev 1: standardised inputs equal the targets
+    d.standardize();                    // mean 2, stddev 1: standardised inputs equal the targets
     CHECK(net.evaluate(d).loss > 1.0f); // not adopted yet: raw inputs
     net.adopt_dataset_metadata(d);
     CHECK(net.evaluate(d).loss == 0.0f);

@@ -4,7 +4,6 @@
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
-
 #include <cmath>
 #include <vector>
 
@@ -49,11 +48,12 @@ struct Reference {
         return g;
     }
 
-    static double loss(const std::vector<double>& p, const brain::Dataset& data, std::size_t begin, std::size_t end) {
+    static double loss(const std::vector<double>& p, const brain::Dataset& data, std::size_t begin,
+                       std::size_t end) {
         double total = 0.0;
         for (std::size_t r = begin; r < end; ++r) {
-            const double e = p[0] * data.features()(r, 0) + p[1] * data.features()(r, 1) + p[2] -
-                             data.targets()(r, 0);
+            const double e =
+                p[0] * data.features()(r, 0) + p[1] * data.features()(r, 1) + p[2] - data.targets()(r, 0);
             total += e * e;
         }
         return total / static_cast<double>(end - begin);
@@ -80,7 +80,9 @@ struct Reference {
     }
 };
 
-std::vector<float> to_float(const std::vector<double>& values) { return {values.begin(), values.end()}; }
+std::vector<float> to_float(const std::vector<double>& values) {
+    return {values.begin(), values.end()};
+}
 
 Reference reference_from(const brain::Network& net) {
     Reference ref;
@@ -90,7 +92,9 @@ Reference reference_from(const brain::Network& net) {
     return ref;
 }
 
-brain::TrainConfig full_batch() { return brain::TrainConfig{1, 3, false, 1}; }
+brain::TrainConfig full_batch() {
+    return brain::TrainConfig{1, 3, false, 1};
+}
 
 } // namespace
 

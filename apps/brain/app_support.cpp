@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace brain::app {
@@ -22,7 +22,17 @@ std::string error_name(const Error& error) {
     return name;
 }
 
-std::string error_line(const Error& error) { return "error: " + error_name(error) + ": " + error.what(); }
+std::string error_text(const Error& error) {
+    const std::string name = error_name(error);
+    const std::string what = error.what();
+    // Some plugin messages already open with the code's name; do not print it twice.
+    if (what.rfind(name + ":", 0) == 0) return what;
+    return str(name, ": ", what);
+}
+
+std::string error_line(const Error& error) {
+    return str("error: ", error_text(error));
+}
 
 bool is_backend_unavailable(ErrorCode code) noexcept {
     switch (code) {
@@ -68,7 +78,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     const std::filesystem::path dir = target.parent_path();
     BRAIN_CHECK(std::filesystem::is_directory(dir), ErrorCode::IoError, "cannot write '", path.string(),
                 "': the directory '", dir.string(), "' does not exist; create it or choose another --out");
-    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+    std::string tmpl = (dir / str(".", target.filename().string(), ".tmp.XXXXXX")).string();
     FileDescriptor fd(::mkstemp(tmpl.data()));
     BRAIN_CHECK(fd.get() >= 0, ErrorCode::IoError, "cannot create a temporary file in '", dir.string(),
                 "' to write '", path.string(), "': ", std::strerror(errno));

@@ -2,16 +2,28 @@
 #pragma once
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 namespace brain::app {
 
+// Streamable parts joined into one string. Used instead of chains of "literal" + std::string, which GCC 12
+// misreports under -Wrestrict (GCC bug 105329).
+template <class... Parts>
+std::string str(const Parts&... parts) {
+    std::ostringstream out;
+    (out << ... << parts);
+    return out.str();
+}
+
 // The name printed for an error's code. ErrorCode::FeatureDisabled is the Metal backend's
 // MetalFeatureDisabled (the chapter's name) whenever the message is about Metal.
 std::string error_name(const Error& error);
+
+// "<code name>: <message>" (the name once, even when the message already opens with it).
+std::string error_text(const Error& error);
 
 // "error: <code name>: <message>", the one line every app prints for a brain::Error.
 std::string error_line(const Error& error);

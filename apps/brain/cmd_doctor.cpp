@@ -3,7 +3,6 @@
 #include "commands.hpp"
 
 #include <brain/brain.hpp>
-
 #include <iostream>
 
 namespace brain::app {

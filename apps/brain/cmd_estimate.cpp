@@ -2,21 +2,12 @@
 // (chapter 11.4).
 #include "app_support.hpp"
 #include "commands.hpp"
-#include "network_options.hpp"
 
 #include <brain/brain.hpp>
-
 #include <iostream>
 #include <memory>
 
 namespace brain::app {
-
-Optimizer parse_optimizer(const std::string& name, float learning_rate, float momentum, float weight_decay) {
-    if (name == "adam") return Optimizer::adam(learning_rate);
-    if (name == "sgd") return Optimizer::sgd(learning_rate, momentum);
-    if (name == "adamw") return Optimizer::adamw(learning_rate, weight_decay);
-    BRAIN_THROW(ErrorCode::InvalidArgument, "unknown optimizer '", name, "'; expected one of: adam, sgd, adamw");
-}
 
 namespace {
 
@@ -26,7 +17,6 @@ struct EstimateOptions {
     std::vector<std::size_t> layers;
     std::size_t outputs = 1;
     std::string activation = "relu";
-    std::string optimizer = "adam";
     std::size_t batch = 256;
     std::uint64_t budget_mib = 0;
 };
@@ -41,7 +31,6 @@ int run_estimate(const EstimateOptions& o) {
         const Activation hidden = parse_activation(o.activation);
         for (std::size_t units : o.layers) builder.dense(units, hidden);
         builder.dense(o.outputs, Activation::Linear);
-        builder.optimizer(parse_optimizer(o.optimizer, 0.001f, 0.0f, 0.01f));
         return builder.build();
     }();
     BRAIN_CHECK_ARG(o.batch > 0, "--batch must be at least 1, found 0");
@@ -80,9 +69,6 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--layers", o->layers, "hidden layer widths, e.g. 256,256")->delimiter(',')->needs(inputs);
     cmd->add_option("--outputs", o->outputs, "output width")->capture_default_str()->needs(inputs);
     cmd->add_option("--activation", o->activation, "hidden activation")->capture_default_str()->needs(inputs);
-    cmd->add_option("--optimizer", o->optimizer, "adam, adamw (two moments per parameter) or sgd (one)")
-        ->capture_default_str()
-        ->needs(inputs);
     cmd->add_option("--batch", o->batch, "batch size")->capture_default_str();
     cmd->add_option("--budget", o->budget_mib, "a memory budget in MiB: also print the largest batch within it");
     cmd->callback([o, &exit_code] { exit_code = run_estimate(*o); });

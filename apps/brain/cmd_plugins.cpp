@@ -4,7 +4,6 @@
 
 #include <brain/brain.hpp>
 #include <brain/plugin_abi.h>
-
 #include <filesystem>
 #include <iostream>
 
@@ -46,8 +45,9 @@ int run_plugins() {
             std::cout << "    devices: " << r.device_count << "\n";
         else
             std::cout << "    devices: unknown"
-                      << (r.device_status.empty() ? std::string() : " (" + r.device_status + ")") << "\n";
-        if (r.device_count == 0 && !r.device_status.empty()) std::cout << "    why none: " << r.device_status << "\n";
+                      << (r.device_status.empty() ? std::string() : str(" (", r.device_status, ")")) << "\n";
+        if (r.device_count == 0 && !r.device_status.empty())
+            std::cout << "    why none: " << r.device_status << "\n";
     }
     return exit_ok;
 }

@@ -4,7 +4,6 @@
 #include "csv_table.hpp"
 
 #include <brain/brain.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -39,7 +38,7 @@ int run_predict(const PredictOptions& o) {
 
     std::vector<std::string> features = network.feature_names();
     if (features.empty())
-        for (std::size_t i = 0; i < network.input_size(); ++i) features.push_back("x" + std::to_string(i));
+        for (std::size_t i = 0; i < network.input_size(); ++i) features.push_back(str("x", i));
     BRAIN_CHECK(features.size() == network.input_size(), ErrorCode::InvalidModelFile, o.model, ": the model names ",
                 features.size(), " features but its first layer takes ", network.input_size(),
                 " inputs; the file is inconsistent, retrain or restore it");
@@ -54,13 +53,14 @@ int run_predict(const PredictOptions& o) {
         csv_text += "label";
         // A single sigmoid output is the probability of class "1" (or of the second label).
         if (outputs.cols() == 1)
-            csv_text += ",p_" + csv_escape(label_of(network, 1));
+            csv_text += str(",p_", csv_escape(label_of(network, 1)));
         else
-            for (std::size_t k = 0; k < outputs.cols(); ++k) csv_text += ",p_" + csv_escape(label_of(network, k));
+            for (std::size_t k = 0; k < outputs.cols(); ++k)
+                csv_text += str(",p_", csv_escape(label_of(network, k)));
     } else {
         const auto& names = network.target_names();
         for (std::size_t k = 0; k < outputs.cols(); ++k)
-            csv_text += (k ? "," : "") + csv_escape(k < names.size() ? names[k] : "y" + std::to_string(k));
+            csv_text += str(k ? "," : "", csv_escape(k < names.size() ? names[k] : str("y", k)));
     }
     csv_text += "\n";
     for (std::size_t r = 0; r < outputs.rows(); ++r) {
@@ -84,9 +84,9 @@ int run_predict(const PredictOptions& o) {
             std::size_t right = 0;
             for (std::size_t r = 0; r < table.rows(); ++r)
                 if (table.cell(r, *column) == label_of(network, classes[r])) ++right;
-            std::cout << "accuracy against '" << o.compare << "': " << fmt(static_cast<float>(right) /
-                                                                               static_cast<float>(table.rows()))
-                      << " (" << right << "/" << table.rows() << ")\n";
+            std::cout << "accuracy against '" << o.compare
+                      << "': " << fmt(static_cast<float>(right) / static_cast<float>(table.rows())) << " (" << right
+                      << "/" << table.rows() << ")\n";
         } else {
             const Matrix truth = table.numeric_columns({o.compare});
             double sq = 0.0, abs = 0.0;
@@ -96,8 +96,9 @@ int run_predict(const PredictOptions& o) {
                 abs += std::fabs(d);
             }
             const double n = static_cast<double>(std::max<std::size_t>(truth.rows(), 1));
-            std::cout << "against '" << o.compare << "' (first output): rmse " << fmt(static_cast<float>(std::sqrt(sq / n)))
-                      << ", mae " << fmt(static_cast<float>(abs / n)) << " over " << truth.rows() << " rows\n";
+            std::cout << "against '" << o.compare << "' (first output): rmse "
+                      << fmt(static_cast<float>(std::sqrt(sq / n))) << ", mae " << fmt(static_cast<float>(abs / n))
+                      << " over " << truth.rows() << " rows\n";
         }
     }
     return exit_ok;

@@ -5,8 +5,8 @@
 #include "network_options.hpp"
 #include "progress.hpp"
 
+#include <algorithm>
 #include <brain/brain.hpp>
-
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -28,7 +28,7 @@ struct TrainOptions {
     float momentum = 0.9f;
     float weight_decay = 0.01f;
     std::uint32_t epochs = 50;
-    std::uint32_t batch = 256;
+    std::optional<std::uint32_t> batch; // default: 256, or every row of a smaller training set
     double validation = 0.0;
     std::uint64_t seed = 42;
     bool standardize = true;
@@ -40,8 +40,7 @@ struct TrainOptions {
 
 std::string describe_layers(const Network& network) {
     std::string s = std::to_string(network.input_size());
-    for (const auto& layer : network.layers())
-        s += " -> " + std::to_string(layer.outputs) + " " + std::string(to_string(layer.activation));
+    for (const auto& layer : network.layers()) s += str(" -> ", layer.outputs, " ", to_string(layer.activation));
     return s;
 }
 
@@ -58,8 +57,8 @@ int run_train(const TrainOptions& o) {
                 o.out, "': the directory '", out.parent_path().string(), "' does not exist; create it first");
     BRAIN_CHECK_ARG(o.validation >= 0.0 && o.validation < 1.0, "--validation must be in [0, 1), found ",
                     o.validation);
-    BRAIN_CHECK_ARG(o.epochs > 0 && o.batch > 0, "--epochs and --batch must be at least 1, found ", o.epochs,
-                    " and ", o.batch);
+    BRAIN_CHECK_ARG(o.epochs > 0 && o.batch.value_or(1) > 0, "--epochs and --batch must be at least 1, found ",
+                    o.epochs, " and ", o.batch.value_or(1));
 
     CsvOptions csv_options;
     csv_options.target_columns = o.targets;
@@ -79,7 +78,7 @@ int run_train(const TrainOptions& o) {
     if (o.standardize) train.standardize();
 
     const Activation hidden = parse_activation(o.activation);
-    const Activation output = !o.output_activation.empty() ? parse_activation(o.output_activation)
+    const Activation output = !o.output_activation.empty()    ? parse_activation(o.output_activation)
                               : !train.class_labels().empty() ? Activation::Softmax
                                                               : Activation::Linear;
     auto builder = Network::builder();
@@ -95,14 +94,17 @@ int run_train(const TrainOptions& o) {
     const std::uint64_t budget = o.budget_mib.value_or(o.backend == "cpu" ? 0 : 8192);
     const TrainingBackend backend =
         TrainingBackend::parse(o.backend, budget).with_precision(parse_precision(o.precision));
-    const TrainConfig config{o.epochs, o.batch, true, o.seed};
+    // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
+    const std::uint32_t batch = o.batch.value_or(
+        static_cast<std::uint32_t>(std::min<std::size_t>(256, std::max<std::size_t>(train.size(), 1))));
+    const TrainConfig config{o.epochs, batch, true, o.seed};
 
     std::cout << "Training " << describe_layers(network) << " (" << to_string(network.loss()) << ", "
               << to_string(network.optimizer().kind) << " lr " << network.optimizer().learning_rate << ") on "
-              << backend.describe() << "\n";
+              << backend.describe() << ", batch " << batch << "\n";
     std::cout << "data: " << o.csv << ": " << train.size() << " training rows"
-              << (validation ? ", " + std::to_string(validation->size()) + " validation rows" : std::string())
-              << ", " << train.input_width() << " features -> " << train.target_width() << " outputs";
+              << (validation ? str(", ", validation->size(), " validation rows") : std::string()) << ", "
+              << train.input_width() << " features -> " << train.target_width() << " outputs";
     if (!train.class_labels().empty()) {
         std::cout << " (classes:";
         for (const auto& label : train.class_labels()) std::cout << " " << label;
@@ -172,7 +174,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
     cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str();
     cmd->add_option("--epochs", o->epochs, "epochs to train")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "batch size")->capture_default_str();
+    cmd->add_option("--batch", o->batch, "batch size (default: 256, or all rows when there are fewer)");
     cmd->add_option("--validation", o->validation,
                     "fraction of rows held out (shuffled with --seed) to report a validation loss per epoch")
         ->capture_default_str();

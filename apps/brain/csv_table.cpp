@@ -1,7 +1,6 @@
 #include "csv_table.hpp"
 
 #include <brain/error.hpp>
-
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -22,8 +21,16 @@ std::string trim(const std::string& s) {
 
 std::string quoted_list(const std::vector<std::string>& names, std::size_t limit = 12) {
     std::string out;
-    for (std::size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", '" : "'") + names[i] + "'";
-    if (names.size() > limit) out += ", ... (" + std::to_string(names.size()) + " in all)";
+    for (std::size_t i = 0; i < names.size() && i < limit; ++i) {
+        out += i ? ", '" : "'";
+        out += names[i];
+        out += "'";
+    }
+    if (names.size() > limit) {
+        out += ", ... (";
+        out += std::to_string(names.size());
+        out += " in all)";
+    }
     return out;
 }
 
@@ -67,7 +74,7 @@ bool next_record(const std::string& text, std::size_t& pos, std::size_t& line, c
             field += c;
         }
     }
-    BRAIN_CHECK(!quoted, ErrorCode::InvalidData, path.string(), " line ", start_line,
+    BRAIN_CHECK(!quoted, ErrorCode::InvalidData, path.string(), ":", start_line,
                 ": a quoted field is not closed before the end of the file; add the closing '\"'");
     fields.push_back(was_quoted ? field : trim(field));
     return true;
@@ -96,10 +103,10 @@ CsvTable CsvTable::read(const std::filesystem::path& path, char delimiter) {
     BRAIN_CHECK(next_record(text, pos, line, delimiter, fields, path), ErrorCode::InvalidData, path.string(),
                 ": the file is empty; expected a header row naming the columns, then one row per sample");
     for (std::size_t i = 0; i < fields.size(); ++i) {
-        BRAIN_CHECK(!fields[i].empty(), ErrorCode::InvalidData, path.string(), " line 1: header column ", i + 1,
+        BRAIN_CHECK(!fields[i].empty(), ErrorCode::InvalidData, path.string(), ":1: header column ", i + 1,
                     " has no name; every column needs a name");
         for (std::size_t j = 0; j < i; ++j)
-            BRAIN_CHECK(fields[j] != fields[i], ErrorCode::InvalidData, path.string(), " line 1: the column name '",
+            BRAIN_CHECK(fields[j] != fields[i], ErrorCode::InvalidData, path.string(), ":1: the column name '",
                         fields[i], "' appears twice (columns ", j + 1, " and ", i + 1, "); names must be unique");
     }
     table.m_header = fields;
@@ -108,9 +115,9 @@ CsvTable CsvTable::read(const std::filesystem::path& path, char delimiter) {
         const std::size_t record_line = line;
         if (!next_record(text, pos, line, delimiter, fields, path)) break;
         if (fields.size() == 1 && fields[0].empty()) continue; // blank line
-        BRAIN_CHECK(fields.size() == table.m_header.size(), ErrorCode::InvalidData, path.string(), " line ",
-                    record_line, ": expected ", table.m_header.size(), " cells (one per header column), found ",
-                    fields.size(), "; fix the row so every row has as many cells as the header");
+        BRAIN_CHECK(fields.size() == table.m_header.size(), ErrorCode::InvalidData, path.string(), ":", record_line,
+                    ": expected ", table.m_header.size(), " fields (as in the header), found ", fields.size(),
+                    "; every row needs one value per header column");
         table.m_cells.push_back(fields);
         table.m_lines.push_back(record_line);
     }
@@ -160,9 +167,10 @@ Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
                     for (char ch : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
                     return s;
                 }();
-                const bool non_finite = lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos;
-                BRAIN_THROW(ErrorCode::InvalidData, m_path.string(), " line ", m_lines[r], ", column '", names[c],
-                            "': expected a finite number, found '", text, "'",
+                const bool non_finite =
+                    lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos;
+                BRAIN_THROW(ErrorCode::InvalidData, m_path.string(), ":", m_lines[r], ": column ", index[c] + 1,
+                            " '", names[c], "': expected a finite number, found '", text, "'",
                             non_finite ? "; NaN and infinite values are not allowed, remove or impute them"
                                        : "; fix or remove that row");
             }

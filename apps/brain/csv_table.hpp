@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/matrix.hpp>
-
 #include <cstddef>
 #include <filesystem>
 #include <optional>

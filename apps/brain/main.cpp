@@ -2,10 +2,8 @@
 #include "app_support.hpp"
 #include "commands.hpp"
 
-#include <brain/brain.hpp>
-
 #include <CLI/CLI.hpp>
-
+#include <brain/brain.hpp>
 #include <cstdio>
 #include <iostream>
 

@@ -1,8 +1,7 @@
-// Parsing shared by the subcommands that describe a network on the command line (train, estimate).
+// Parsing of the network options of `brain train`.
 #pragma once
 
 #include <brain/brain.hpp>
-
 #include <string>
 
 namespace brain::app {

@@ -17,7 +17,8 @@ void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> v
     const int width = static_cast<int>(std::to_string(m_total).size());
     int n = std::snprintf(text, sizeof text, "epoch %*zu/%zu  loss %.6f", width, epoch, m_total, loss);
     if (validation_loss && n > 0 && n < static_cast<int>(sizeof text))
-        n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  val_loss %.6f", *validation_loss);
+        n +=
+            std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  val_loss %.6f", *validation_loss);
     if (n > 0 && n < static_cast<int>(sizeof text))
         std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  %.2fs", elapsed);
     if (!m_interactive) {
@@ -26,7 +27,7 @@ void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> v
     }
     constexpr std::size_t bar_width = 28;
     const std::size_t filled = m_total == 0 ? bar_width : bar_width * epoch / m_total;
-    std::string bar = "[" + std::string(filled, '#') + std::string(bar_width - filled, '.') + "] ";
+    const std::string bar = str("[", std::string(filled, '#'), std::string(bar_width - filled, '.'), "] ");
     // \r plus trailing spaces redraw the line in place even when the new text is shorter.
     m_out << "\r" << bar << text << "    " << std::flush;
     m_line_open = true;
@@ -37,6 +38,8 @@ void EpochProgress::finish() {
     m_line_open = false;
 }
 
-bool stdout_is_terminal() noexcept { return ::isatty(STDOUT_FILENO) == 1; }
+bool stdout_is_terminal() noexcept {
+    return ::isatty(STDOUT_FILENO) == 1;
+}
 
 } // namespace brain::app

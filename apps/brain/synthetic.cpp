@@ -1,8 +1,7 @@
 #include "synthetic.hpp"
 
-#include <brain/error.hpp>
-
 #include <algorithm>
+#include <brain/error.hpp>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -17,7 +16,9 @@ std::uint64_t SyntheticRng::next_u64() noexcept {
     return z ^ (z >> 31);
 }
 
-double SyntheticRng::uniform() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double SyntheticRng::uniform() noexcept {
+    return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 double SyntheticRng::normal() noexcept {
     // Box-Muller; 1 - u keeps the logarithm's argument in (0, 1].
@@ -62,8 +63,8 @@ void churn_csv(std::string& out, std::size_t rows, SyntheticRng& rng) {
         const double contract_pick = rng.uniform();
         const int contract = contract_pick < 0.5 ? 1 : (contract_pick < 0.8 ? 12 : 24);
         // Longer contracts go with longer tenure, as in real subscription data.
-        const int tenure = std::clamp(static_cast<int>(rng.uniform(0.0, 36.0) + contract * 1.2 + 6 * rng.normal()),
-                                      0, 72);
+        const int tenure =
+            std::clamp(static_cast<int>(rng.uniform(0.0, 36.0) + contract * 1.2 + 6 * rng.normal()), 0, 72);
         const int services = 1 + static_cast<int>(rng.uniform(0.0, 6.0));
         const double monthly = std::clamp(18.0 + 12.0 * services + 8.0 * rng.normal(), 18.0, 120.0);
         const double total = monthly * std::max(tenure, 1) * (1.0 + 0.03 * rng.normal());
@@ -99,16 +100,22 @@ std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t see
     std::string out;
     out.reserve(rows * 64);
     switch (kind) {
-    case SyntheticKind::Regression: regression_csv(out, rows, rng); break;
-    case SyntheticKind::Churn: churn_csv(out, rows, rng); break;
-    case SyntheticKind::Xor: xor_csv(out, rows, rng); break;
+    case SyntheticKind::Regression:
+        regression_csv(out, rows, rng);
+        break;
+    case SyntheticKind::Churn:
+        churn_csv(out, rows, rng);
+        break;
+    case SyntheticKind::Xor:
+        xor_csv(out, rows, rng);
+        break;
     }
     return out;
 }
 
 Dataset make_regression(std::size_t rows, std::size_t inputs, std::uint64_t seed) {
-    BRAIN_CHECK_ARG(rows > 0 && inputs > 0, "make_regression needs rows > 0 and inputs > 0, found ", rows,
-                    " and ", inputs);
+    BRAIN_CHECK_ARG(rows > 0 && inputs > 0, "make_regression needs rows > 0 and inputs > 0, found ", rows, " and ",
+                    inputs);
     SyntheticRng rng(seed);
     std::vector<double> weight(inputs);
     for (double& w : weight) w = rng.uniform(-1.0, 1.0);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/dataset.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -5,7 +5,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -63,8 +62,8 @@ int main(int argc, char** argv) {
         }
         const auto gpu_time = std::chrono::steady_clock::now() - gpu_start;
 
-        const double speedup = std::chrono::duration<double>(cpu_time).count() /
-                               std::chrono::duration<double>(gpu_time).count();
+        const double speedup =
+            std::chrono::duration<double>(cpu_time).count() / std::chrono::duration<double>(gpu_time).count();
         std::printf("cpu %s, gpu %s, speedup %.2fx\n", brain::app::format_duration(cpu_time).c_str(),
                     brain::app::format_duration(gpu_time).c_str(), speedup);
         std::cout << "gpu final loss " << gpu_report.epoch_losses.back() << "; of the gpu time, setup took "

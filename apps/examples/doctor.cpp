@@ -3,7 +3,6 @@
 #include "example_support.hpp"
 
 #include <brain/brain.hpp>
-
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -30,7 +29,7 @@ int main(int argc, char** argv) {
         const brain::AcceleratorReport& report = *probed;
         // The chapter's println! lines, field by field.
         std::cout << report.name << " (" << report.revision << "), " << report.total_memory_mib << " MiB total, "
-                  << (report.free_memory_mib ? "Some(" + std::to_string(*report.free_memory_mib) + ")"
+                  << (report.free_memory_mib ? brain::app::str("Some(", *report.free_memory_mib, ")")
                                              : std::string("None"))
                   << " MiB free\n";
         std::cout << "cuBLAS:  " << std::boolalpha << report.gemm_available << "\n";

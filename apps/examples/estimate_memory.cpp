@@ -4,7 +4,6 @@
 #include "example_support.hpp"
 
 #include <brain/brain.hpp>
-
 #include <iomanip>
 #include <iostream>
 
@@ -38,8 +37,8 @@ int main(int argc, char** argv) {
             std::cout << std::setw(6) << b << std::setw(7) << brain::estimate_tensor_memory_mib(model, b) << "\n";
         const std::size_t largest = brain::largest_batch_within(model, options.budget_mib * 1024ull * 1024ull);
         std::cout << "\nbudget " << options.budget_mib << " MiB: batch " << batch_size
-                  << (needed <= options.budget_mib ? " fits" : " does not fit") << "; the largest batch within it is "
-                  << largest << "\n";
+                  << (needed <= options.budget_mib ? " fits" : " does not fit")
+                  << "; the largest batch within it is " << largest << "\n";
 
         // The estimate needs no device. Comparing it with the card's free memory does.
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
@@ -49,12 +48,14 @@ int main(int argc, char** argv) {
                 std::cout << "CPU backend; nothing to probe\n";
             } else if (report->free_memory_mib) {
                 std::cout << report->name << " has " << *report->free_memory_mib << " MiB free: the estimate "
-                          << (static_cast<std::int64_t>(needed) <= *report->free_memory_mib ? "fits" : "does NOT fit")
+                          << (static_cast<std::int64_t>(needed) <= *report->free_memory_mib ? "fits"
+                                                                                            : "does NOT fit")
                           << "; allocation test for the budget: " << std::boolalpha << report->allocation_test
                           << "\n";
             } else {
-                std::cout << report->name << " does not report free memory; allocation test for the budget: "
-                          << std::boolalpha << report->allocation_test << "\n";
+                std::cout << report->name
+                          << " does not report free memory; allocation test for the budget: " << std::boolalpha
+                          << report->allocation_test << "\n";
             }
         } catch (const brain::Error& e) {
             return brain::examples::explain_backend_error(e, backend);

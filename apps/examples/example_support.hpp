@@ -4,10 +4,8 @@
 
 #include "app_support.hpp"
 
-#include <brain/brain.hpp>
-
 #include <CLI/CLI.hpp>
-
+#include <brain/brain.hpp>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -36,8 +34,7 @@ inline void add_example_options(CLI::App& app, ExampleOptions& options) {
 inline int explain_backend_error(const Error& e, const TrainingBackend& backend) {
     std::cout.flush();
     if (app::is_backend_unavailable(e.code())) {
-        std::cout << backend.describe() << " cannot run on this machine: " << app::error_name(e) << ": " << e.what()
-                  << std::endl;
+        std::cout << backend.describe() << " cannot run on this machine: " << app::error_text(e) << std::endl;
         return 0;
     }
     std::cerr << app::error_line(e) << std::endl;
@@ -63,9 +60,9 @@ int run_example(Body&& body) {
 } // namespace brain::examples
 
 // Parse the command line like CLI11_PARSE, inside main.
-#define BRAIN_EXAMPLE_PARSE(app, argc, argv)                                                                   \
-    try {                                                                                                      \
-        (app).parse((argc), (argv));                                                                           \
-    } catch (const CLI::ParseError& e) {                                                                       \
-        return (app).exit(e);                                                                                  \
+#define BRAIN_EXAMPLE_PARSE(app, argc, argv)                                                                       \
+    try {                                                                                                          \
+        (app).parse((argc), (argv));                                                                               \
+    } catch (const CLI::ParseError& e) {                                                                           \
+        return (app).exit(e);                                                                                      \
     }

@@ -4,7 +4,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <iostream>
 

@@ -5,7 +5,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <iostream>
 
 int main(int argc, char** argv) {

@@ -6,7 +6,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -19,7 +18,8 @@ int main(int argc, char** argv) {
     std::size_t rows = 8192;
     std::string out = "best.json";
     brain::examples::add_example_options(app, options);
-    app.add_option("--patience", patience, "stop after this many epochs without improvement")->capture_default_str();
+    app.add_option("--patience", patience, "stop after this many epochs without improvement")
+        ->capture_default_str();
     app.add_option("--rows", rows, "rows of the synthetic regression data set")->capture_default_str();
     app.add_option("--out", out, "where the best model is saved")->capture_default_str();
     BRAIN_EXAMPLE_PARSE(app, argc, argv);

@@ -1,4 +1,5 @@
 #include "Plugin.hpp"
+#include "PluginValidation.hpp"
 
 #include <brain/accelerator.hpp>
 #include <brain/error.hpp>
@@ -11,20 +12,8 @@ std::optional<AcceleratorReport> accelerator_doctor(const TrainingBackend& backe
     brain_device_report raw{};
     raw.struct_size = sizeof(raw);
     plugin->check(plugin->api().probe(backend.device(), backend.memory_budget_mib() * 1024ull * 1024ull, &raw));
-    raw.name[sizeof(raw.name) - 1] = '\0';
-    raw.revision[sizeof(raw.revision) - 1] = '\0';
-    raw.notes[sizeof(raw.notes) - 1] = '\0';
-    AcceleratorReport report;
-    report.backend = backend.plugin_name() + ":" + std::to_string(backend.device());
-    report.name = raw.name;
-    report.revision = raw.revision;
-    report.total_memory_mib = raw.total_memory_mib;
-    if (raw.free_memory_mib >= 0) report.free_memory_mib = raw.free_memory_mib;
-    report.gemm_available = raw.gemm_available != 0;
-    report.kernel_available = raw.kernel_available != 0;
-    report.allocation_test = raw.allocation_test != 0;
-    report.notes = raw.notes;
-    return report;
+    return detail::report_from_plugin(raw, backend.plugin_name() + ":" + std::to_string(backend.device()),
+                                      backend.plugin_name());
 }
 
 namespace {

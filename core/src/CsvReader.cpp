@@ -2,7 +2,6 @@
 #include "CsvReader.hpp"
 
 #include <brain/error.hpp>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,7 +11,9 @@ namespace brain::detail {
 
 namespace {
 
-bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+bool is_blank(char c) noexcept {
+    return c == ' ' || c == '\t';
+}
 
 std::string trim(std::string_view s, char delimiter) {
     // A tab delimiter must not be trimmed away as if it were padding.
@@ -29,8 +30,8 @@ std::vector<CsvRecord> CsvReader::read_file(const std::filesystem::path& path, c
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         const int err = errno;
-        BRAIN_THROW(ErrorCode::IoError, "cannot open CSV file '", path.string(), "': ",
-                    err != 0 ? std::strerror(err) : "open failed", "; check the path and its permissions");
+        BRAIN_THROW(ErrorCode::IoError, "cannot open CSV file '", path.string(),
+                    "': ", err != 0 ? std::strerror(err) : "open failed", "; check the path and its permissions");
     }
     std::ostringstream buffer;
     buffer << in.rdbuf();
@@ -46,7 +47,7 @@ std::vector<CsvRecord> CsvReader::parse(std::string_view text, char delimiter, c
     std::vector<CsvRecord> records;
     CsvRecord current;
     std::string field;
-    bool field_quoted = false;   // the current field began with a quote
+    bool field_quoted = false;    // the current field began with a quote
     bool record_has_text = false; // anything but blanks seen on this record (blank lines are skipped)
     std::size_t line = 1;
     current.line = 1;

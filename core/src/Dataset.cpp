@@ -3,10 +3,9 @@
 #include "CsvReader.hpp"
 #include "Random.hpp"
 
+#include <algorithm>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
-
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -82,8 +81,8 @@ Cell parse_cell(const std::string& text) {
 } // namespace
 
 void Standardization::apply(Matrix& x) const {
-    BRAIN_CHECK_ARG(mean.size() == x.cols() && stddev.size() == x.cols(), "Standardization: expected ",
-                    mean.size(), " feature columns (mean) and ", stddev.size(), " (stddev), found ", x.cols(),
+    BRAIN_CHECK_ARG(mean.size() == x.cols() && stddev.size() == x.cols(), "Standardization: expected ", mean.size(),
+                    " feature columns (mean) and ", stddev.size(), " (stddev), found ", x.cols(),
                     " columns in the input");
     for (std::size_t r = 0; r < x.rows(); ++r) {
         auto row = x.row(r);
@@ -114,10 +113,10 @@ void Dataset::set_names(std::vector<std::string> feature_names, std::vector<std:
 
 void Dataset::set_class_labels(std::vector<std::string> labels) {
     // A single sigmoid target may carry two labels: (negative, positive).
-    const bool ok = labels.empty() || labels.size() == target_width() || (target_width() == 1 && labels.size() == 2);
-    BRAIN_CHECK_ARG(ok, "Dataset::set_class_labels: expected ", target_width(),
-                    " labels (one per target column", target_width() == 1 ? ", or 2 for a 0/1 target" : "",
-                    "), found ", labels.size());
+    const bool ok =
+        labels.empty() || labels.size() == target_width() || (target_width() == 1 && labels.size() == 2);
+    BRAIN_CHECK_ARG(ok, "Dataset::set_class_labels: expected ", target_width(), " labels (one per target column",
+                    target_width() == 1 ? ", or 2 for a 0/1 target" : "", "), found ", labels.size());
     m_class_labels = std::move(labels);
 }
 
@@ -160,12 +159,14 @@ Dataset Dataset::slice(std::size_t begin, std::size_t end) const {
                     ") are not within the data set's ", size(), " rows");
     Dataset out;
     const std::size_t rows = end - begin;
-    out.m_features = Matrix(rows, input_width(),
-                            std::vector<float>(m_features.data().begin() + static_cast<std::ptrdiff_t>(begin * input_width()),
-                                               m_features.data().begin() + static_cast<std::ptrdiff_t>(end * input_width())));
-    out.m_targets = Matrix(rows, target_width(),
-                           std::vector<float>(m_targets.data().begin() + static_cast<std::ptrdiff_t>(begin * target_width()),
-                                              m_targets.data().begin() + static_cast<std::ptrdiff_t>(end * target_width())));
+    out.m_features =
+        Matrix(rows, input_width(),
+               std::vector<float>(m_features.data().begin() + static_cast<std::ptrdiff_t>(begin * input_width()),
+                                  m_features.data().begin() + static_cast<std::ptrdiff_t>(end * input_width())));
+    out.m_targets =
+        Matrix(rows, target_width(),
+               std::vector<float>(m_targets.data().begin() + static_cast<std::ptrdiff_t>(begin * target_width()),
+                                  m_targets.data().begin() + static_cast<std::ptrdiff_t>(end * target_width())));
     out.m_feature_names = m_feature_names;
     out.m_target_names = m_target_names;
     out.m_class_labels = m_class_labels;
@@ -305,15 +306,17 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
         }
         targets.push_back(std::move(col));
     }
-    const auto label_columns = std::count_if(targets.begin(), targets.end(), [](const auto& t) { return t.labels; });
-    BRAIN_CHECK_ARG(label_columns == 0 || targets.size() == 1, "Dataset::from_csv('", file, "'): target ",
-                    [&] {
-                        for (const auto& t : targets)
-                            if (t.labels) return column_name(t.index);
-                        return std::string();
-                    }(),
-                    " holds class labels, which must be the only target column (", targets.size(),
-                    " were given); train one classifier per label column");
+    const auto label_columns =
+        std::count_if(targets.begin(), targets.end(), [](const auto& t) { return t.labels; });
+    BRAIN_CHECK_ARG(
+        label_columns == 0 || targets.size() == 1, "Dataset::from_csv('", file, "'): target ",
+        [&] {
+            for (const auto& t : targets)
+                if (t.labels) return column_name(t.index);
+            return std::string();
+        }(),
+        " holds class labels, which must be the only target column (", targets.size(),
+        " were given); train one classifier per label column");
 
     std::vector<std::string> target_names;
     std::vector<std::string> class_labels;

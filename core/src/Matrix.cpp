@@ -1,7 +1,6 @@
 // brain::Matrix constructors: every size is checked so that a Matrix always owns exactly rows * cols floats.
 #include <brain/error.hpp>
 #include <brain/matrix.hpp>
-
 #include <limits>
 
 namespace brain {
@@ -9,8 +8,8 @@ namespace brain {
 namespace {
 std::size_t checked_size(std::size_t rows, std::size_t cols) {
     // A silent overflow here would hand out a buffer smaller than the shape promises.
-    BRAIN_CHECK_ARG(cols == 0 || rows <= std::numeric_limits<std::size_t>::max() / cols,
-                    "Matrix: ", rows, " x ", cols, " elements overflow size_t; use a smaller shape");
+    BRAIN_CHECK_ARG(cols == 0 || rows <= std::numeric_limits<std::size_t>::max() / cols, "Matrix: ", rows, " x ",
+                    cols, " elements overflow size_t; use a smaller shape");
     return rows * cols;
 }
 } // namespace

@@ -3,12 +3,9 @@
 // type), so every weight survives a save/load round trip bit for bit.
 #include "NetworkRules.hpp"
 
+#include <atomic>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
-
-#include <nlohmann/json.hpp>
-
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -17,7 +14,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,15 +26,17 @@ namespace brain {
 namespace {
 
 // Float-typed JSON: dumps the shortest text that reads back as the same float, and parses with strtof.
-using Json = nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t,
-                                  std::uint64_t, float>;
+using Json =
+    nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t, std::uint64_t, float>;
 
 constexpr const char* kFormatName = "brain-model";
 constexpr std::uint64_t kFormatVersion = 1;
 
 // --- writing ---------------------------------------------------------------------------------------------------
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dump(const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 Json names_json(const std::vector<std::string>& names) {
     Json a = Json::array();
@@ -66,7 +67,8 @@ public:
     }
 
     std::uint64_t unsigned_integer(const Json& j, const std::string& path) const {
-        if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0))
+        if (!j.is_number_integer() ||
+            (j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0))
             fail(path, "expected a non-negative integer, found " + describe(j));
         return j.get<std::uint64_t>();
     }
@@ -95,7 +97,8 @@ public:
     }
 
     std::vector<float> floats(const Json& j, const std::string& path, std::size_t expected) const {
-        if (!j.is_array()) fail(path, "expected an array of " + std::to_string(expected) + " numbers, found " + describe(j));
+        if (!j.is_array())
+            fail(path, "expected an array of " + std::to_string(expected) + " numbers, found " + describe(j));
         if (j.size() != expected)
             fail(path, "expected " + std::to_string(expected) + " numbers, found " + std::to_string(j.size()));
         std::vector<float> out;
@@ -128,10 +131,52 @@ private:
     const std::string& m_origin;
 };
 
+// "[json.exception.parse_error.101] parse error at line 1, ..." without the bracketed id.
+std::string strip_exception_id(std::string what) {
+    if (what.starts_with("[json.exception"))
+        if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    return what;
+}
+
+// JSON pointer (RFC 6901) of the first number whose magnitude exceeds float32's range, or "" if none is found
+// (e.g. the number overflows even a double).
+std::string find_out_of_range_number(const std::string& text) {
+    nlohmann::ordered_json doc; // document order, so the first offending number is reported
+    try {
+        doc = nlohmann::ordered_json::parse(text);
+    } catch (const nlohmann::ordered_json::exception&) {
+        return {};
+    }
+    std::string found;
+    std::function<bool(const nlohmann::ordered_json&, const std::string&)> walk =
+        [&](const nlohmann::ordered_json& j, const std::string& path) {
+            if (j.is_number_float()) {
+                const double v = j.get<double>();
+                if (!(std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+                    found = path;
+                    return true;
+                }
+            } else if (j.is_array()) {
+                for (std::size_t i = 0; i < j.size(); ++i)
+                    if (walk(j[i], path + "/" + std::to_string(i))) return true;
+            } else if (j.is_object()) {
+                for (const auto& [key, value] : j.items()) {
+                    std::string escaped;
+                    for (char c : key) escaped += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+                    if (walk(value, path + "/" + escaped)) return true;
+                }
+            }
+            return false;
+        };
+    walk(doc, "");
+    return found;
+}
+
 Optimizer::Kind parse_optimizer_kind(const Reader& reader, const std::string& text, const std::string& path) {
     std::string key;
     for (char c : text)
-        if (c != '_' && c != '-' && c != ' ') key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        if (c != '_' && c != '-' && c != ' ')
+            key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     if (key == "sgd") return Optimizer::Kind::Sgd;
     if (key == "adam") return Optimizer::Kind::Adam;
     if (key == "adamw") return Optimizer::Kind::AdamW;
@@ -160,15 +205,16 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
     temp += ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" + random_suffix();
     auto fail = [&](const char* step, int err) {
         ::unlink(temp.c_str());
-        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': ", step, " failed: ",
-                    std::strerror(err), "; the previous file (if any) is unchanged. Check that the directory exists "
-                                        "and is writable and that the disk has space");
+        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': ", step,
+                    " failed: ", std::strerror(err),
+                    "; the previous file (if any) is unchanged. Check that the directory exists "
+                    "and is writable and that the disk has space");
     };
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
         const int err = errno;
-        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': creating the temporary file '",
-                    temp.string(), "' failed: ", std::strerror(err),
+        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(),
+                    "': creating the temporary file '", temp.string(), "' failed: ", std::strerror(err),
                     "; check that the directory exists and is writable");
     }
     std::size_t written = 0;
@@ -204,8 +250,8 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 std::string Network::to_json_string() const {
     validate();
     for (std::size_t i = 0; i < m_parameters.size(); ++i)
-        BRAIN_CHECK(std::isfinite(m_parameters[i]), ErrorCode::NumericalError, "Network::to_json_string: ",
-                    detail::describe_parameter(m_layers, i), " is ", m_parameters[i],
+        BRAIN_CHECK(std::isfinite(m_parameters[i]), ErrorCode::NumericalError,
+                    "Network::to_json_string: ", detail::describe_parameter(m_layers, i), " is ", m_parameters[i],
                     "; a model with non-finite parameters cannot be saved (training diverged)");
 
     Json optimizer = Json::object();
@@ -262,10 +308,17 @@ Network Network::from_json_string(const std::string& text, const std::string& or
     try {
         doc = Json::parse(text);
     } catch (const Json::parse_error& e) {
-        std::string what = e.what();
-        if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", what,
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", strip_exception_id(e.what()),
                     "); a brain model file is the JSON written by save_json");
+    } catch (const Json::out_of_range& e) {
+        // The float parser refuses numbers beyond float32's range; find which one for the message.
+        const std::string where = find_out_of_range_number(text);
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": ", where.empty() ? std::string("a number") : where,
+                    ": non-finite number: outside the float32 range (+-3.4e38) (", strip_exception_id(e.what()),
+                    "); every number must be finite");
+    } catch (const Json::exception& e) {
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not readable as JSON (", strip_exception_id(e.what()),
+                    ")");
     }
     const Reader rd(origin);
     if (!doc.is_object()) rd.fail("top level", "expected a JSON object, found " + Reader::describe(doc));
@@ -276,8 +329,8 @@ Network Network::from_json_string(const std::string& text, const std::string& or
                                "\"; this is not a brain model file");
     const std::uint64_t version = rd.unsigned_integer(rd.require(doc, "", "version"), "/version");
     if (version != kFormatVersion)
-        rd.fail("/version", "unsupported version " + std::to_string(version) + "; this build of brain reads version " +
-                                std::to_string(kFormatVersion) + " only. Use the brain release that wrote the file");
+        rd.fail("/version", "unsupported version " + std::to_string(version) + "; supported versions: " +
+                                std::to_string(kFormatVersion) + ". Read it with the brain release that wrote it");
 
     Network net;
     const Json& layers = rd.require(doc, "", "layers");
@@ -292,8 +345,9 @@ Network Network::from_json_string(const std::string& text, const std::string& or
         spec.inputs = rd.width(rd.require(l, at, "inputs"), at + "/inputs");
         spec.outputs = rd.width(rd.require(l, at, "outputs"), at + "/outputs");
         if (i > 0 && spec.inputs != net.m_layers.back().outputs)
-            rd.fail(at + "/inputs", "expected " + std::to_string(net.m_layers.back().outputs) + " (the outputs of layer " +
-                                        std::to_string(i - 1) + "), found " + std::to_string(spec.inputs));
+            rd.fail(at + "/inputs", "expected " + std::to_string(net.m_layers.back().outputs) +
+                                        " (the outputs of layer " + std::to_string(i - 1) + "), found " +
+                                        std::to_string(spec.inputs));
         const std::string& activation = rd.string(rd.require(l, at, "activation"), at + "/activation");
         try {
             spec.activation = parse_activation(activation);
@@ -344,7 +398,8 @@ Network Network::from_json_string(const std::string& text, const std::string& or
 
     const std::size_t in = net.m_layers.front().inputs, out = net.m_layers.back().outputs;
     if (const Json* s = rd.optional(doc, "standardization"); s && !s->is_null()) {
-        if (!s->is_object()) rd.fail("/standardization", "expected an object or null, found " + Reader::describe(*s));
+        if (!s->is_object())
+            rd.fail("/standardization", "expected an object or null, found " + Reader::describe(*s));
         Standardization st;
         st.mean = rd.floats(rd.require(*s, "/standardization", "mean"), "/standardization/mean", in);
         st.stddev = rd.floats(rd.require(*s, "/standardization", "stddev"), "/standardization/stddev", in);
@@ -361,7 +416,8 @@ Network Network::from_json_string(const std::string& text, const std::string& or
             const std::string path = std::string("/") + key;
             v = rd.strings(*j, path);
             if (!v.empty() && v.size() != expected && !(allow_two && expected == 1 && v.size() == 2))
-                rd.fail(path, "expected " + std::to_string(expected) + " names (or none), found " + std::to_string(v.size()));
+                rd.fail(path, "expected " + std::to_string(expected) + " names (or none), found " +
+                                  std::to_string(v.size()));
         }
         return v;
     };
@@ -375,14 +431,16 @@ Network Network::from_json_string(const std::string& text, const std::string& or
     return net;
 }
 
-void Network::save_json(const std::filesystem::path& path) const { write_atomically(path, to_json_string()); }
+void Network::save_json(const std::filesystem::path& path) const {
+    write_atomically(path, to_json_string());
+}
 
 Network Network::load_json(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         const int err = errno;
-        BRAIN_THROW(ErrorCode::IoError, "cannot open the model file '", path.string(), "': ",
-                    err != 0 ? std::strerror(err) : "open failed", "; check the path");
+        BRAIN_THROW(ErrorCode::IoError, "cannot open the model file '", path.string(),
+                    "': ", err != 0 ? std::strerror(err) : "open failed", "; check the path");
     }
     std::ostringstream buffer;
     buffer << in.rdbuf();

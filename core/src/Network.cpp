@@ -1,11 +1,10 @@
 // Network's host-side inference (predict, evaluate) and state management. Training lives in Training.cpp.
 #include "NetworkRules.hpp"
 
+#include <algorithm>
 #include <brain/dense_math.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
-
-#include <algorithm>
 #include <cmath>
 
 namespace brain {
@@ -27,8 +26,8 @@ inline void dot_rows(const float* const* x, std::size_t nrows, const float* w, s
     for (std::size_t r = 0; r < nrows; ++r) {
         float tail = 0.0f;
         for (std::size_t k = i; k < n; ++k) tail += x[r][k] * w[k];
-        out[r] = ((acc[r][0] + acc[r][4]) + (acc[r][1] + acc[r][5])) + ((acc[r][2] + acc[r][6]) + (acc[r][3] + acc[r][7])) +
-                 tail;
+        out[r] = ((acc[r][0] + acc[r][4]) + (acc[r][1] + acc[r][5])) +
+                 ((acc[r][2] + acc[r][6]) + (acc[r][3] + acc[r][7])) + tail;
     }
 }
 
@@ -36,7 +35,8 @@ inline void dot_rows(const float* const* x, std::size_t nrows, const float* w, s
 Matrix dense_forward(const Matrix& x, const float* w, const float* b, std::size_t outputs) {
     const std::size_t rows = x.rows(), inputs = x.cols();
     Matrix z(rows, outputs);
-    const std::size_t out_block = std::max<std::size_t>(1, kWeightBlockBytes / (sizeof(float) * std::max<std::size_t>(inputs, 1)));
+    const std::size_t out_block =
+        std::max<std::size_t>(1, kWeightBlockBytes / (sizeof(float) * std::max<std::size_t>(inputs, 1)));
     for (std::size_t o0 = 0; o0 < outputs; o0 += out_block) {
         const std::size_t o1 = std::min(outputs, o0 + out_block);
         for (std::size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
@@ -78,7 +78,9 @@ std::size_t argmax(std::span<const float> v) {
 
 } // namespace
 
-NetworkBuilder Network::builder() { return NetworkBuilder{}; }
+NetworkBuilder Network::builder() {
+    return NetworkBuilder{};
+}
 
 bool Network::is_classifier() const noexcept {
     if (m_layers.empty()) return false;
@@ -93,8 +95,8 @@ Matrix Network::predict(const Matrix& inputs) const {
         for (std::size_t i = 0; i < m_feature_names.size() && i < 8; ++i)
             names += (i ? ", " : " (") + m_feature_names[i];
         if (!names.empty()) names += m_feature_names.size() > 8 ? ", ...)" : ")";
-        BRAIN_THROW(ErrorCode::InvalidArgument, "Network::predict: expected ", input_size(), " input columns", names,
-                    ", found ", inputs.cols(), "; pass one column per feature the network was built for");
+        BRAIN_THROW(ErrorCode::InvalidArgument, "Network::predict: expected ", input_size(), " input columns",
+                    names, ", found ", inputs.cols(), "; pass one column per feature the network was built for");
     }
     for (std::size_t r = 0; r < inputs.rows(); ++r)
         for (std::size_t c = 0; c < inputs.cols(); ++c)
@@ -162,7 +164,8 @@ void Network::restore_checkpoint(const Checkpoint& checkpoint) {
     for (std::size_t i = 0; i < checkpoint.parameters.size(); ++i)
         BRAIN_CHECK(std::isfinite(checkpoint.parameters[i]), ErrorCode::NumericalError,
                     "Network::restore_checkpoint: ", detail::describe_parameter(m_layers, i), " is ",
-                    checkpoint.parameters[i], "; training diverged (lower the learning rate or standardize inputs)");
+                    checkpoint.parameters[i],
+                    "; training diverged (lower the learning rate or standardize inputs)");
     m_parameters = checkpoint.parameters;
     m_optimizer_state = checkpoint.optimizer_state;
     m_optimizer_step = checkpoint.optimizer_step;
@@ -171,10 +174,12 @@ void Network::restore_checkpoint(const Checkpoint& checkpoint) {
 
 void Network::set_parameters(std::vector<float> parameters) {
     BRAIN_CHECK_ARG(parameters.size() == m_parameters.size(), "Network::set_parameters: expected ",
-                    m_parameters.size(), " values (all weights then biases of each layer), found ", parameters.size());
+                    m_parameters.size(), " values (all weights then biases of each layer), found ",
+                    parameters.size());
     for (std::size_t i = 0; i < parameters.size(); ++i)
-        BRAIN_CHECK_ARG(std::isfinite(parameters[i]), "Network::set_parameters: ", detail::describe_parameter(m_layers, i),
-                        " is ", parameters[i], "; every parameter must be finite");
+        BRAIN_CHECK_ARG(std::isfinite(parameters[i]),
+                        "Network::set_parameters: ", detail::describe_parameter(m_layers, i), " is ", parameters[i],
+                        "; every parameter must be finite");
     m_parameters = std::move(parameters);
 }
 
@@ -185,8 +190,8 @@ void Network::adopt_dataset_metadata(const Dataset& data) {
                     output_size(), " outputs, the data set has ", data.target_width(), " target columns");
     if (const auto& s = data.standardization())
         BRAIN_CHECK_ARG(s->mean.size() == input_size() && s->stddev.size() == input_size(),
-                        "Network::adopt_dataset_metadata: the standardisation has ", s->mean.size(),
-                        " means and ", s->stddev.size(), " deviations; expected ", input_size());
+                        "Network::adopt_dataset_metadata: the standardisation has ", s->mean.size(), " means and ",
+                        s->stddev.size(), " deviations; expected ", input_size());
     m_standardization = data.standardization();
     m_feature_names = data.feature_names();
     m_target_names = data.target_names();
@@ -200,13 +205,16 @@ void Network::validate() const {
         BRAIN_CHECK(m_layers[i].inputs == m_layers[i - 1].outputs, ErrorCode::InvalidState, "Network: layer ", i,
                     " has ", m_layers[i].inputs, " inputs but layer ", i - 1, " has ", m_layers[i - 1].outputs,
                     " outputs");
-    BRAIN_CHECK(m_parameters.size() == detail::parameter_count(m_layers), ErrorCode::InvalidState, "Network: ",
-                m_parameters.size(), " parameters stored, the layers need ", detail::parameter_count(m_layers));
+    BRAIN_CHECK(m_parameters.size() == detail::parameter_count(m_layers), ErrorCode::InvalidState,
+                "Network: ", m_parameters.size(), " parameters stored, the layers need ",
+                detail::parameter_count(m_layers));
     BRAIN_CHECK(m_optimizer_state.size() == m_optimizer.state_per_parameter() * m_parameters.size(),
                 ErrorCode::InvalidState, "Network: ", m_optimizer_state.size(),
-                " optimizer-state values stored, expected ", m_optimizer.state_per_parameter() * m_parameters.size());
+                " optimizer-state values stored, expected ",
+                m_optimizer.state_per_parameter() * m_parameters.size());
     if (m_standardization)
-        BRAIN_CHECK(m_standardization->mean.size() == input_size() && m_standardization->stddev.size() == input_size(),
+        BRAIN_CHECK(m_standardization->mean.size() == input_size() &&
+                        m_standardization->stddev.size() == input_size(),
                     ErrorCode::InvalidState, "Network: the standardisation covers ", m_standardization->mean.size(),
                     " features, the network has ", input_size());
 }

@@ -4,7 +4,6 @@
 
 #include <brain/error.hpp>
 #include <brain/network.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,9 +19,15 @@ namespace {
 // Stream id separating weight initialisation from split shuffles for the same seed.
 constexpr std::uint64_t kInitStream = 1;
 
-bool known(Activation a) noexcept { return static_cast<int>(a) >= 0 && static_cast<int>(a) <= 6; }
-bool known(Loss l) noexcept { return static_cast<int>(l) >= 0 && static_cast<int>(l) <= 2; }
-bool known(Optimizer::Kind k) noexcept { return static_cast<int>(k) >= 0 && static_cast<int>(k) <= 2; }
+bool known(Activation a) noexcept {
+    return static_cast<int>(a) >= 0 && static_cast<int>(a) <= 6;
+}
+bool known(Loss l) noexcept {
+    return static_cast<int>(l) >= 0 && static_cast<int>(l) <= 2;
+}
+bool known(Optimizer::Kind k) noexcept {
+    return static_cast<int>(k) >= 0 && static_cast<int>(k) <= 2;
+}
 
 template <class... Parts>
 std::optional<RuleViolation> violation(std::string path, const Parts&... parts) {
@@ -54,8 +59,9 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
         const std::string at = "/layers/" + std::to_string(i);
         if (!known(l.activation))
             return violation(at + "/activation", "layer ", i, ": unknown activation value ",
-                             static_cast<int>(l.activation), "; use one of linear, relu, leaky_relu, sigmoid, tanh, "
-                                                             "softmax, gelu");
+                             static_cast<int>(l.activation),
+                             "; use one of linear, relu, leaky_relu, sigmoid, tanh, "
+                             "softmax, gelu");
         if (l.outputs == 0)
             return violation(at + "/outputs", layer_label(layers, i), ": the width must be > 0, found 0");
         if (l.inputs > kMaxWidth || l.outputs > kMaxWidth)
@@ -81,19 +87,22 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
                          "; use mean_squared_error, binary_cross_entropy or categorical_cross_entropy");
     const LayerSpec& out = layers[last];
     if (loss == Loss::BinaryCrossEntropy && out.activation != Activation::Sigmoid)
-        return violation("/loss", "binary_cross_entropy requires a sigmoid output layer, but the output ",
-                         layer_label(layers, last), " is ", to_string(out.activation),
+        return violation("/loss", "binary_cross_entropy requires a sigmoid output layer, but the output layer is ",
+                         to_string(out.activation), " (", layer_label(layers, last), ")",
                          "; use dense(n, Activation::Sigmoid) last or another loss");
     if (loss == Loss::CategoricalCrossEntropy && out.activation != Activation::Softmax)
-        return violation("/loss", "categorical_cross_entropy requires a softmax output layer, but the output ",
-                         layer_label(layers, last), " is ", to_string(out.activation),
+        return violation("/loss",
+                         "categorical_cross_entropy requires a softmax output layer, but the output layer is ",
+                         to_string(out.activation), " (", layer_label(layers, last), ")",
                          "; use dense(k, Activation::Softmax) last or another loss");
     if (out.activation == Activation::Softmax && loss != Loss::CategoricalCrossEntropy)
         return violation("/loss", "a softmax output layer requires categorical_cross_entropy, found ",
                          to_string(loss), "; use sigmoid outputs for ", to_string(loss));
     if (out.activation == Activation::Softmax && out.outputs < 2)
-        return violation("/layers/" + std::to_string(last) + "/outputs", "a softmax output layer needs >= 2 units "
-                         "(one per class), found ", out.outputs, "; use a single sigmoid unit for two classes");
+        return violation("/layers/" + std::to_string(last) + "/outputs",
+                         "a softmax output layer needs >= 2 units "
+                         "(one per class), found ",
+                         out.outputs, "; use a single sigmoid unit for two classes");
 
     if (!known(optimizer.kind))
         return violation("/optimizer/kind", "unknown optimizer kind ", static_cast<int>(optimizer.kind),
@@ -117,9 +126,12 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
 
 Loss default_loss(Activation output) noexcept {
     switch (output) {
-    case Activation::Sigmoid: return Loss::BinaryCrossEntropy;
-    case Activation::Softmax: return Loss::CategoricalCrossEntropy;
-    default: return Loss::MeanSquaredError;
+    case Activation::Sigmoid:
+        return Loss::BinaryCrossEntropy;
+    case Activation::Softmax:
+        return Loss::CategoricalCrossEntropy;
+    default:
+        return Loss::MeanSquaredError;
     }
 }
 
@@ -135,14 +147,15 @@ std::vector<float> initial_parameters(const std::vector<LayerSpec>& layers, std:
     Random rng(seed, kInitStream);
     for (const auto& l : layers) {
         const std::size_t weights = l.outputs * l.inputs;
-        const bool relu_like =
-            l.activation == Activation::Relu || l.activation == Activation::LeakyRelu || l.activation == Activation::Gelu;
+        const bool relu_like = l.activation == Activation::Relu || l.activation == Activation::LeakyRelu ||
+                               l.activation == Activation::Gelu;
         if (relu_like) {
             const double stddev = std::sqrt(2.0 / static_cast<double>(l.inputs));
             for (std::size_t i = 0; i < weights; ++i) params.push_back(static_cast<float>(rng.normal() * stddev));
         } else {
             const double limit = std::sqrt(6.0 / static_cast<double>(l.inputs + l.outputs));
-            for (std::size_t i = 0; i < weights; ++i) params.push_back(static_cast<float>(rng.uniform(-limit, limit)));
+            for (std::size_t i = 0; i < weights; ++i)
+                params.push_back(static_cast<float>(rng.uniform(-limit, limit)));
         }
         params.insert(params.end(), l.outputs, 0.0f);
     }
@@ -191,8 +204,9 @@ NetworkBuilder& NetworkBuilder::seed(std::uint64_t seed) {
 Network NetworkBuilder::build() const {
     BRAIN_CHECK_ARG(m_input_size > 0, "NetworkBuilder: the input size must be > 0, found ", m_input_size,
                     "; call input_size(n) with the number of feature columns");
-    BRAIN_CHECK_ARG(!m_layers.empty(), "NetworkBuilder: the network has no layers; add at least one with dense(units, "
-                                       "activation)");
+    BRAIN_CHECK_ARG(!m_layers.empty(),
+                    "NetworkBuilder: the network has no layers; add at least one with dense(units, "
+                    "activation)");
     Network net;
     std::size_t inputs = m_input_size;
     for (const auto& [units, activation] : m_layers) {
@@ -209,7 +223,8 @@ Network NetworkBuilder::build() const {
         net.m_optimizer_state.assign(m_optimizer.state_per_parameter() * net.m_parameters.size(), 0.0f);
     } catch (const std::bad_alloc&) {
         BRAIN_THROW(ErrorCode::AllocationFailed, "NetworkBuilder: cannot allocate ",
-                    detail::parameter_count(net.m_layers), " parameters plus optimizer state in host memory; "
+                    detail::parameter_count(net.m_layers),
+                    " parameters plus optimizer state in host memory; "
                     "use narrower layers");
     }
     net.m_optimizer_step = 0;

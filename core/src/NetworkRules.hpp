@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/network.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>

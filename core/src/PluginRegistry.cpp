@@ -1,5 +1,6 @@
 #include "ElfCheck.hpp"
 #include "Plugin.hpp"
+#include "PluginValidation.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -54,19 +55,6 @@ void host_log(int32_t level, const char* message) {
 const brain_host_api k_host_api = {sizeof(brain_host_api), BRAIN_ABI_VERSION_MAJOR, BRAIN_ABI_VERSION_MINOR,
                                    &host_log};
 
-// The functions every plugin must provide, by name, with their offsets in the table.
-struct RequiredFunction {
-    const char* name;
-    std::size_t offset;
-};
-#define BRAIN_REQUIRED(field) RequiredFunction{#field, offsetof(brain_plugin_api, field)}
-constexpr RequiredFunction k_required[] = {
-    BRAIN_REQUIRED(error_code),          BRAIN_REQUIRED(error_message),      BRAIN_REQUIRED(error_destroy),
-    BRAIN_REQUIRED(initialize),          BRAIN_REQUIRED(device_count),       BRAIN_REQUIRED(probe),
-    BRAIN_REQUIRED(session_open),        BRAIN_REQUIRED(session_train_epoch), BRAIN_REQUIRED(session_checkpoint),
-    BRAIN_REQUIRED(session_stats),       BRAIN_REQUIRED(session_close),
-};
-#undef BRAIN_REQUIRED
 
 std::string join_paths(const std::vector<std::filesystem::path>& dirs) {
     std::string out;
@@ -215,47 +203,7 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
     keep_all->push_back(keep_loaded);
 
     const auto entry = library->get<const brain_plugin_api*()>(BRAIN_PLUGIN_ENTRY_SYMBOL);
-    const brain_plugin_api* table = entry();
-    if (!table)
-        fail(record, PluginStage::Abi, ErrorCode::PluginLoadFailed,
-             where + " failed to load at stage abi: " BRAIN_PLUGIN_ENTRY_SYMBOL " returned NULL");
-    const std::size_t version_end = offsetof(brain_plugin_api, abi_minor) + sizeof(uint32_t);
-    if (table->struct_size < version_end)
-        fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
-             where + " failed to load at stage abi: its function table is " + std::to_string(table->struct_size) +
-                 " bytes, too small to hold a version");
-    record.abi_major = table->abi_major;
-    record.abi_minor = table->abi_minor;
-    const std::string versions = "the plugin was built against ABI " + std::to_string(table->abi_major) + "." +
-                                 std::to_string(table->abi_minor) + ", this core speaks ABI " +
-                                 std::to_string(BRAIN_ABI_VERSION_MAJOR) + "." +
-                                 std::to_string(BRAIN_ABI_VERSION_MINOR) + " and accepts " +
-                                 std::to_string(BRAIN_ABI_VERSION_MAJOR) + "." +
-                                 std::to_string(BRAIN_ABI_MIN_SUPPORTED_MINOR) + " or newer of the same major";
-    if (table->abi_major != BRAIN_ABI_VERSION_MAJOR || table->abi_minor < BRAIN_ABI_MIN_SUPPORTED_MINOR)
-        fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
-             where + " failed to load at stage abi: " + versions + "; rebuild the plugin against this brain SDK");
-
-    // Read only what both sides know; fields a plugin of an older minor lacks stay null.
-    brain_plugin_api api{};
-    std::memcpy(&api, table, std::min(table->struct_size, sizeof(api)));
-    api.struct_size = sizeof(api);
-    for (const auto& required : k_required) {
-        void* fn = nullptr;
-        if (required.offset + sizeof(fn) <= table->struct_size)
-            std::memcpy(&fn, reinterpret_cast<const char*>(&api) + required.offset, sizeof(fn));
-        if (!fn)
-            fail(record, PluginStage::Abi, ErrorCode::PluginAbiMismatch,
-                 where + " failed to load at stage abi: required function " + required.name +
-                     " is missing (null) in its table");
-    }
-    const std::string declared = api.name ? api.name : "";
-    if (declared != name)
-        fail(record, PluginStage::Abi, ErrorCode::PluginLoadFailed,
-             where + " failed to load at stage abi: the file is named for backend \"" + name +
-                 "\" but the plugin calls itself \"" + declared + "\"");
-    record.version = api.version ? api.version : "";
-    record.description = api.description ? api.description : "";
+    const brain_plugin_api api = validate_plugin_table(entry(), name, where, record);
 
     auto plugin = std::make_shared<Plugin>(keep_loaded, api, record);
     try {

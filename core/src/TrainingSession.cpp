@@ -1,4 +1,5 @@
 #include "Plugin.hpp"
+#include "PluginValidation.hpp"
 #include "SessionDesc.hpp"
 
 #include <brain/error.hpp>
@@ -99,21 +100,7 @@ AcceleratorStats TrainingSession::stats() const {
     brain_session_stats raw{};
     raw.struct_size = sizeof(raw);
     m_impl->plugin->check(m_impl->plugin->api().session_stats(m_impl->session, &raw));
-    AcceleratorStats s;
-    s.peak_allocated_bytes = raw.peak_allocated_bytes;
-    s.setup_time = std::chrono::nanoseconds(raw.setup_time_ns);
-    s.training_time = std::chrono::nanoseconds(raw.training_time_ns);
-    s.checkpoint_time = std::chrono::nanoseconds(raw.checkpoint_time_ns);
-    s.epochs = raw.epochs;
-    s.batches = raw.batches;
-    s.host_to_device_bytes = raw.host_to_device_bytes;
-    s.device_to_host_bytes = raw.device_to_host_bytes;
-    s.dataset_resident = raw.dataset_resident != 0;
-    s.precision = static_cast<Precision>(raw.precision);
-    s.dataset_bytes = raw.dataset_bytes;
-    s.workspace_bytes = raw.workspace_bytes;
-    s.budget_bytes = raw.budget_bytes;
-    return s;
+    return detail::stats_from_plugin(raw, m_impl->backend.plugin_name());
 }
 
 const TrainingBackend& TrainingSession::backend() const noexcept { return m_impl->backend; }

@@ -1,8 +1,7 @@
 // Names of the public enumerations (to_string / parse_*) and the Optimizer factory functions.
+#include <array>
 #include <brain/error.hpp>
 #include <brain/types.hpp>
-
-#include <array>
 #include <string>
 
 namespace brain {
@@ -72,46 +71,63 @@ constexpr std::array<Name<Precision>, 5> kPrecisionNames{{
 
 std::string_view to_string(Activation a) noexcept {
     switch (a) {
-    case Activation::Linear: return "linear";
-    case Activation::Relu: return "relu";
-    case Activation::LeakyRelu: return "leaky_relu";
-    case Activation::Sigmoid: return "sigmoid";
-    case Activation::Tanh: return "tanh";
-    case Activation::Softmax: return "softmax";
-    case Activation::Gelu: return "gelu";
+    case Activation::Linear:
+        return "linear";
+    case Activation::Relu:
+        return "relu";
+    case Activation::LeakyRelu:
+        return "leaky_relu";
+    case Activation::Sigmoid:
+        return "sigmoid";
+    case Activation::Tanh:
+        return "tanh";
+    case Activation::Softmax:
+        return "softmax";
+    case Activation::Gelu:
+        return "gelu";
     }
     return "unknown_activation";
 }
 
 std::string_view to_string(Loss l) noexcept {
     switch (l) {
-    case Loss::MeanSquaredError: return "mean_squared_error";
-    case Loss::BinaryCrossEntropy: return "binary_cross_entropy";
-    case Loss::CategoricalCrossEntropy: return "categorical_cross_entropy";
+    case Loss::MeanSquaredError:
+        return "mean_squared_error";
+    case Loss::BinaryCrossEntropy:
+        return "binary_cross_entropy";
+    case Loss::CategoricalCrossEntropy:
+        return "categorical_cross_entropy";
     }
     return "unknown_loss";
 }
 
 std::string_view to_string(Precision p) noexcept {
     switch (p) {
-    case Precision::Float32: return "float32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Bf16: return "bf16";
+    case Precision::Float32:
+        return "float32";
+    case Precision::Tf32:
+        return "tf32";
+    case Precision::Bf16:
+        return "bf16";
     }
     return "unknown_precision";
 }
 
 std::string_view to_string(Optimizer::Kind k) noexcept {
     switch (k) {
-    case Optimizer::Kind::Sgd: return "sgd";
-    case Optimizer::Kind::Adam: return "adam";
-    case Optimizer::Kind::AdamW: return "adamw";
+    case Optimizer::Kind::Sgd:
+        return "sgd";
+    case Optimizer::Kind::Adam:
+        return "adam";
+    case Optimizer::Kind::AdamW:
+        return "adamw";
     }
     return "unknown_optimizer";
 }
 
 Activation parse_activation(std::string_view text) {
-    return parse_name(text, kActivationNames, "activation", "linear, relu, leaky_relu, sigmoid, tanh, softmax, gelu");
+    return parse_name(text, kActivationNames, "activation",
+                      "linear, relu, leaky_relu, sigmoid, tanh, softmax, gelu");
 }
 
 Loss parse_loss(std::string_view text) {

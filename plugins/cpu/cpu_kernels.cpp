@@ -1,7 +1,6 @@
 #include "cpu_kernels.hpp"
 
 #include <brain/dense_math.hpp>
-
 #include <cmath>
 
 namespace brain::cpu {
@@ -42,11 +41,21 @@ void bias_activation(int32_t activation, float param, const float* bias, float* 
         return;
     }
     switch (activation) {
-    case BRAIN_ACT_RELU: bias_activation_rows<BRAIN_ACT_RELU>(param, bias, z, a, rows, width); return;
-    case BRAIN_ACT_LEAKY_RELU: bias_activation_rows<BRAIN_ACT_LEAKY_RELU>(param, bias, z, a, rows, width); return;
-    case BRAIN_ACT_SIGMOID: bias_activation_rows<BRAIN_ACT_SIGMOID>(param, bias, z, a, rows, width); return;
-    case BRAIN_ACT_TANH: bias_activation_rows<BRAIN_ACT_TANH>(param, bias, z, a, rows, width); return;
-    case BRAIN_ACT_GELU: bias_activation_rows<BRAIN_ACT_GELU>(param, bias, z, a, rows, width); return;
+    case BRAIN_ACT_RELU:
+        bias_activation_rows<BRAIN_ACT_RELU>(param, bias, z, a, rows, width);
+        return;
+    case BRAIN_ACT_LEAKY_RELU:
+        bias_activation_rows<BRAIN_ACT_LEAKY_RELU>(param, bias, z, a, rows, width);
+        return;
+    case BRAIN_ACT_SIGMOID:
+        bias_activation_rows<BRAIN_ACT_SIGMOID>(param, bias, z, a, rows, width);
+        return;
+    case BRAIN_ACT_TANH:
+        bias_activation_rows<BRAIN_ACT_TANH>(param, bias, z, a, rows, width);
+        return;
+    case BRAIN_ACT_GELU:
+        bias_activation_rows<BRAIN_ACT_GELU>(param, bias, z, a, rows, width);
+        return;
     case BRAIN_ACT_SOFTMAX:
         for (std::size_t r = 0; r < rows; ++r) {
             float* zr = z + r * width;
@@ -54,7 +63,9 @@ void bias_activation(int32_t activation, float param, const float* bias, float* 
             math::activate_row(BRAIN_ACT_SOFTMAX, zr, a + r * width, width, param);
         }
         return;
-    default: bias_activation_rows<BRAIN_ACT_LINEAR>(param, bias, z, a, rows, width); return;
+    default:
+        bias_activation_rows<BRAIN_ACT_LINEAR>(param, bias, z, a, rows, width);
+        return;
     }
 }
 
@@ -62,12 +73,23 @@ void backprop_activation(int32_t activation, float param, const float* z, const 
                          std::size_t rows, std::size_t width) noexcept {
     const std::size_t count = rows * width;
     switch (activation) {
-    case BRAIN_ACT_LINEAR: return;
-    case BRAIN_ACT_RELU: backprop_rows<BRAIN_ACT_RELU>(param, z, a, delta, count); return;
-    case BRAIN_ACT_LEAKY_RELU: backprop_rows<BRAIN_ACT_LEAKY_RELU>(param, z, a, delta, count); return;
-    case BRAIN_ACT_SIGMOID: backprop_rows<BRAIN_ACT_SIGMOID>(param, z, a, delta, count); return;
-    case BRAIN_ACT_TANH: backprop_rows<BRAIN_ACT_TANH>(param, z, a, delta, count); return;
-    case BRAIN_ACT_GELU: backprop_rows<BRAIN_ACT_GELU>(param, z, a, delta, count); return;
+    case BRAIN_ACT_LINEAR:
+        return;
+    case BRAIN_ACT_RELU:
+        backprop_rows<BRAIN_ACT_RELU>(param, z, a, delta, count);
+        return;
+    case BRAIN_ACT_LEAKY_RELU:
+        backprop_rows<BRAIN_ACT_LEAKY_RELU>(param, z, a, delta, count);
+        return;
+    case BRAIN_ACT_SIGMOID:
+        backprop_rows<BRAIN_ACT_SIGMOID>(param, z, a, delta, count);
+        return;
+    case BRAIN_ACT_TANH:
+        backprop_rows<BRAIN_ACT_TANH>(param, z, a, delta, count);
+        return;
+    case BRAIN_ACT_GELU:
+        backprop_rows<BRAIN_ACT_GELU>(param, z, a, delta, count);
+        return;
     default:
         for (std::size_t r = 0; r < rows; ++r)
             math::backprop_activation_row(activation, z + r * width, a + r * width, delta + r * width, width,
@@ -76,11 +98,12 @@ void backprop_activation(int32_t activation, float param, const float* z, const 
     }
 }
 
-void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width) noexcept {
-    for (std::size_t j = 0; j < width; ++j) db[j] = 0.0f;
+void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width, std::size_t first,
+                 std::size_t last) noexcept {
+    for (std::size_t j = first; j < last; ++j) db[j] = 0.0f;
     for (std::size_t r = 0; r < rows; ++r) {
         const float* dr = delta + r * width;
-        for (std::size_t j = 0; j < width; ++j) db[j] += dr[j];
+        for (std::size_t j = first; j < last; ++j) db[j] += dr[j];
     }
 }
 
@@ -108,7 +131,8 @@ AdamStep make_adam_step(float learning_rate, float beta1, float beta2, float eps
     return step;
 }
 
-void adam_step(float* params, const float* grads, float* m, float* v, std::size_t n, const AdamStep& step) noexcept {
+void adam_step(float* params, const float* grads, float* m, float* v, std::size_t n,
+               const AdamStep& step) noexcept {
     const float b1 = step.beta1, c1 = 1.0f - step.beta1;
     const float b2 = step.beta2, c2 = 1.0f - step.beta2;
     const float step_size = step.step_size, bc2_sqrt = step.bias_correction2_sqrt, eps = step.epsilon;

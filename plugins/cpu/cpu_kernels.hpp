@@ -16,8 +16,9 @@ void bias_activation(int32_t activation, float param, const float* bias, float* 
 void backprop_activation(int32_t activation, float param, const float* z, const float* a, float* delta,
                          std::size_t rows, std::size_t width) noexcept;
 
-// db[j] = sum over rows of delta[r][j].
-void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width) noexcept;
+// db[j] = sum over rows of delta[r][j], for columns j in [first, last) of a matrix `width` wide.
+void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width, std::size_t first,
+                 std::size_t last) noexcept;
 
 // PyTorch SGD: v = momentum v + g; p -= lr v.
 void sgd_step(float* params, const float* grads, float* velocity, std::size_t n, float learning_rate,

@@ -1,32 +1,24 @@
 // The CPU backend's ABI surface: the function table, device enumeration and probing. Training lives in
 // cpu_session.cpp; every entry point here only validates pointers and forwards inside sdk::guard.
+#include "blas_library.hpp"
 #include "cpu_kernels.hpp"
 #include "cpu_session.hpp"
 #include "host_buffer.hpp"
+#include "worker_pool.hpp"
 
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
-
-#include <cblas.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 #ifndef BRAIN_CPU_PLUGIN_VERSION
 #define BRAIN_CPU_PLUGIN_VERSION "0.0.0"
 #endif
-
-// OpenBLAS extensions; declared here too so that a generic <cblas.h> in front of libopenblas also works.
-extern "C" {
-char* openblas_get_config(void);
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
-}
 
 // The opaque session of the ABI is the C++ session itself.
 struct brain_session final : public brain::cpu::CpuSession {
@@ -50,11 +42,6 @@ std::string trimmed(std::string text) {
     if (first == std::string::npos) return {};
     const auto last = text.find_last_not_of(" \t\n");
     return text.substr(first, last - first + 1);
-}
-
-std::string blas_config() {
-    const char* config = openblas_get_config();
-    return config ? trimmed(config) : std::string("OpenBLAS (configuration unknown)");
 }
 
 void check_device(int32_t device) {
@@ -108,7 +95,7 @@ bool gemm_check(std::string& notes) {
     const float b[6] = {7, 8, 9, 10, 11, 12};
     const float expected[4] = {58, 64, 139, 154};
     float c[4] = {-1, -1, -1, -1};
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
+    blas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
     for (int i = 0; i < 4; ++i) {
         if (c[i] != expected[i]) {
             notes += "OpenBLAS sgemm returned " + std::to_string(c[i]) + " instead of " +
@@ -177,17 +164,20 @@ bool allocation_check(std::uint64_t budget, std::int64_t available_mib, std::str
 brain_error* initialize(const brain_host_api* host) {
     return sdk::guard([&] {
         g_host = host;
+        const BlasLibrary& lib = blas();
         if (const char* text = std::getenv("BRAIN_CPU_THREADS"); text && *text) {
             char* end = nullptr;
             const long threads = std::strtol(text, &end, 10);
             if (*end != '\0' || threads < 1 || threads > 4096)
                 throw Failure(BRAIN_ERR_INVALID_ARGUMENT,
-                              std::string("BRAIN_CPU_THREADS must be a whole number from 1 to 4096; got '") +
-                                  text + "': fix or unset it (OPENBLAS_NUM_THREADS is honoured when it is unset)");
-            openblas_set_num_threads(static_cast<int>(threads));
+                              std::string("BRAIN_CPU_THREADS must be a whole number from 1 to 4096; got '") + text +
+                                  "': fix or unset it (OPENBLAS_NUM_THREADS is honoured when it is unset)");
         }
-        log_message(1, "cpu plugin: " + blas_config() + ", " + std::to_string(openblas_get_num_threads()) +
-                           " BLAS thread(s)");
+        // Sessions split every product across their own threads (worker_pool.hpp), each calling OpenBLAS
+        // single-threaded: cheaper than OpenBLAS's hand-off on the batch-sized products of dense training.
+        lib.set_num_threads(1);
+        log_message(1, "cpu plugin: " + lib.summary() + "; sessions train on " +
+                           std::to_string(configured_thread_count()) + " thread(s)");
     });
 }
 
@@ -237,7 +227,8 @@ brain_session* require_session(brain_session* session, const char* operation) {
 brain_error* session_train_epoch(brain_session* session, float* out_loss) {
     return sdk::guard([&] {
         require_session(session, "train an epoch");
-        if (!out_loss) throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "session_train_epoch was given a null loss pointer");
+        if (!out_loss)
+            throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "session_train_epoch was given a null loss pointer");
         *out_loss = session->train_epoch();
     });
 }
@@ -252,16 +243,23 @@ brain_error* session_checkpoint(brain_session* session, float* parameters, uint6
 
 brain_error* session_stats(const brain_session* session, brain_session_stats* out) {
     return sdk::guard([&] {
-        if (!session)
-            throw Failure(BRAIN_ERR_INVALID_STATE, "cannot read statistics of a null CPU session");
+        if (!session) throw Failure(BRAIN_ERR_INVALID_STATE, "cannot read statistics of a null CPU session");
         sdk::write_struct(out, session->stats());
     });
 }
 
-void session_close(brain_session* session) { delete session; }
+void session_close(brain_session* session) {
+    delete session;
+}
 
 const brain_plugin_api* plugin_api() {
-    static const std::string description = "reference CPU backend, " + blas_config();
+    static const std::string description = [] {
+        try {
+            return "reference CPU backend, " + blas().config();
+        } catch (const std::exception& e) {
+            return std::string("reference CPU backend (OpenBLAS unavailable: ") + e.what() + ")";
+        }
+    }();
     static const brain_plugin_api api = [] {
         brain_plugin_api table{};
         table.struct_size = sizeof(brain_plugin_api);

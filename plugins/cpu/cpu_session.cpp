@@ -1,13 +1,11 @@
 #include "cpu_session.hpp"
 
+#include "blas_library.hpp"
 #include "cpu_kernels.hpp"
 
+#include <algorithm>
 #include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
-
-#include <cblas.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,23 +19,35 @@ using Clock = std::chrono::steady_clock;
 
 const char* activation_name(int32_t activation) {
     switch (activation) {
-    case BRAIN_ACT_LINEAR: return "linear";
-    case BRAIN_ACT_RELU: return "relu";
-    case BRAIN_ACT_LEAKY_RELU: return "leaky_relu";
-    case BRAIN_ACT_SIGMOID: return "sigmoid";
-    case BRAIN_ACT_TANH: return "tanh";
-    case BRAIN_ACT_SOFTMAX: return "softmax";
-    case BRAIN_ACT_GELU: return "gelu";
-    default: return "unknown";
+    case BRAIN_ACT_LINEAR:
+        return "linear";
+    case BRAIN_ACT_RELU:
+        return "relu";
+    case BRAIN_ACT_LEAKY_RELU:
+        return "leaky_relu";
+    case BRAIN_ACT_SIGMOID:
+        return "sigmoid";
+    case BRAIN_ACT_TANH:
+        return "tanh";
+    case BRAIN_ACT_SOFTMAX:
+        return "softmax";
+    case BRAIN_ACT_GELU:
+        return "gelu";
+    default:
+        return "unknown";
     }
 }
 
 const char* loss_name(int32_t loss) {
     switch (loss) {
-    case BRAIN_LOSS_MEAN_SQUARED_ERROR: return "mean_squared_error";
-    case BRAIN_LOSS_BINARY_CROSS_ENTROPY: return "binary_cross_entropy";
-    case BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY: return "categorical_cross_entropy";
-    default: return "unknown";
+    case BRAIN_LOSS_MEAN_SQUARED_ERROR:
+        return "mean_squared_error";
+    case BRAIN_LOSS_BINARY_CROSS_ENTROPY:
+        return "binary_cross_entropy";
+    case BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY:
+        return "categorical_cross_entropy";
+    default:
+        return "unknown";
     }
 }
 
@@ -67,7 +77,8 @@ void check_finite_array(const float* values, std::size_t n, const char* what) {
 
 void validate_optimizer(const brain_optimizer_desc& opt) {
     if (opt.kind < BRAIN_OPT_SGD || opt.kind > BRAIN_OPT_ADAMW)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "optimizer kind ", opt.kind, " is unknown; expected 0 (SGD), 1 (Adam) or 2 (AdamW)");
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "optimizer kind ", opt.kind,
+             " is unknown; expected 0 (SGD), 1 (Adam) or 2 (AdamW)");
     if (!std::isfinite(opt.learning_rate) || opt.learning_rate < 0.0f)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and >= 0; got ", opt.learning_rate);
     if (opt.kind == BRAIN_OPT_SGD) {
@@ -135,7 +146,8 @@ void validate_layers(const brain_model_desc& model, std::size_t input_width, std
 
 std::uint64_t SessionPlan::tensor_bytes_for(std::size_t rows_per_batch) const noexcept {
     std::uint64_t total = tensor_bytes(parameter_count) * 2 + tensor_bytes(state_count);
-    if (config.shuffle) total += tensor_bytes(rows_per_batch * input_width) + tensor_bytes(rows_per_batch * target_width);
+    if (config.shuffle)
+        total += tensor_bytes(rows_per_batch * input_width) + tensor_bytes(rows_per_batch * target_width);
     for (const LayerPlan& layer : layers) {
         const std::uint64_t one = tensor_bytes(rows_per_batch * layer.outputs);
         total += layer.activation == BRAIN_ACT_LINEAR ? 2 * one : 3 * one;
@@ -144,15 +156,19 @@ std::uint64_t SessionPlan::tensor_bytes_for(std::size_t rows_per_batch) const no
 }
 
 SessionPlan make_session_plan(const brain_session_desc& desc) {
-    if (desc.device != 0)
-        fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the CPU backend has one device, 0; got ", desc.device);
+    if (desc.device != 0) fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the CPU backend has one device, 0; got ", desc.device);
     if (desc.precision != BRAIN_PRECISION_FLOAT32)
         fail(BRAIN_ERR_UNSUPPORTED, "the CPU backend computes in float32 only; got precision ", desc.precision,
-             (desc.precision == BRAIN_PRECISION_TF32 ? " (TF32)" : desc.precision == BRAIN_PRECISION_BF16 ? " (BF16)" : ""),
+             (desc.precision == BRAIN_PRECISION_TF32   ? " (TF32)"
+              : desc.precision == BRAIN_PRECISION_BF16 ? " (BF16)"
+                                                       : ""),
              ": use Precision::Float32 with the CPU backend");
     if (!desc.model || !desc.optimizer || !desc.dataset || !desc.config)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "the session descriptor lacks its ",
-             !desc.model ? "model" : !desc.optimizer ? "optimizer" : !desc.dataset ? "dataset" : "config",
+             !desc.model       ? "model"
+             : !desc.optimizer ? "optimizer"
+             : !desc.dataset   ? "dataset"
+                               : "config",
              " descriptor (null pointer)");
 
     SessionPlan plan;
@@ -230,8 +246,10 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
         std::size_t lo = 0, hi = plan.batch_rows - 1; // largest batch in [0, hi] that fits
         while (lo < hi) {
             const std::size_t mid = lo + (hi - lo + 1) / 2;
-            if (plan.tensor_bytes_for(mid) <= plan.memory_budget_bytes) lo = mid;
-            else hi = mid - 1;
+            if (plan.tensor_bytes_for(mid) <= plan.memory_budget_bytes)
+                lo = mid;
+            else
+                hi = mid - 1;
         }
         const std::uint64_t fixed = plan.tensor_bytes_for(0);
         if (lo == 0)
@@ -240,11 +258,13 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
                  " bytes; no batch size fits: the parameters, gradients and optimizer state alone need ", fixed,
                  " bytes. Raise the budget or use a smaller network");
         fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
-             plan.batch_rows, " (", fixed, " for parameters, gradients and optimizer state) but the memory budget is ",
-             plan.memory_budget_bytes, " bytes; the largest batch size that fits is ", lo,
-             ". Lower batch_size to at most ", lo, " or raise the budget");
+             plan.batch_rows, " (", fixed,
+             " for parameters, gradients and optimizer state) but the memory budget is ", plan.memory_budget_bytes,
+             " bytes; the largest batch size that fits is ", lo, ". Lower batch_size to at most ", lo,
+             " or raise the budget");
     }
 
+    m_sgemm = blas().sgemm;
     const brain_dataset_view data = sdk::read_struct(desc.dataset);
     m_features.assign(data.features, data.features + plan.rows * plan.input_width);
     m_targets.assign(data.targets, data.targets + plan.rows * plan.target_width);
@@ -267,6 +287,10 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
         m_delta.push_back(allocate(n));
     }
     m_peak_bytes = m_allocated_bytes;
+    for (const LayerPlan& layer : plan.layers) m_macs_per_row += layer.inputs * layer.outputs;
+    m_pool = std::make_unique<WorkerPool>(
+        static_cast<unsigned>(std::min<std::size_t>(configured_thread_count(), plan.batch_rows)));
+    m_partial_loss.assign(m_pool->size(), 0.0);
     m_step = desc.optimizer_step;
     m_first_epoch = desc.first_epoch;
     m_setup_time = Clock::now() - start;
@@ -285,74 +309,140 @@ void CpuSession::require_usable(const char* operation) const {
              "); open a new session from the last checkpoint");
 }
 
-double CpuSession::forward_and_loss(const float* x, const float* t, std::size_t rows) {
-    const float* params = m_params.data();
-    const float* input = x;
-    const int n = static_cast<int>(rows);
-    for (std::size_t l = 0; l < m_plan.layers.size(); ++l) {
-        const LayerPlan& layer = m_plan.layers[l];
-        float* z = m_z[l].data();
-        float* a = layer.activation == BRAIN_ACT_LINEAR ? z : m_a[l].data();
-        const int in = static_cast<int>(layer.inputs), out = static_cast<int>(layer.outputs);
-        // z = input W^T (rows x out); the bias is added in the same pass as the activation.
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, input, in,
-                    params + layer.weight_offset, in, 0.0f, z, out);
-        bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, rows, layer.outputs);
-        input = a;
+float* CpuSession::activations(std::size_t l) noexcept {
+    return m_plan.layers[l].activation == BRAIN_ACT_LINEAR ? m_z[l].data() : m_a[l].data();
+}
+
+unsigned CpuSession::threads_for(std::size_t rows) const noexcept {
+    // Below ~100k multiply-adds per batch a hand-off to other threads costs more than it saves.
+    if (rows * m_macs_per_row < (std::size_t{1} << 17)) return 1;
+    return static_cast<unsigned>(std::min<std::size_t>(m_pool->size(), rows));
+}
+
+template <class Fn>
+void CpuSession::parallel(unsigned count, Fn&& fn) {
+    if (count <= 1) {
+        fn(0u, 1u);
+        return;
     }
-    const std::size_t last = m_plan.layers.size() - 1;
-    const LayerPlan& out = m_plan.layers[last];
-    const float* z = m_z[last].data();
-    const float* a = out.activation == BRAIN_ACT_LINEAR ? z : m_a[last].data();
-    float* delta = m_delta[last].data();
-    const std::size_t k = out.outputs;
+    m_pool->run(count, fn);
+}
+
+double CpuSession::forward_and_loss(std::uint64_t epoch, std::size_t begin, std::size_t rows) {
+    const SessionPlan& plan = m_plan;
+    const std::size_t in0 = plan.input_width, k = plan.target_width;
+    const bool gather = plan.config.shuffle != 0;
+    const float* x = gather ? m_batch_x.data() : m_features.data() + begin * in0;
+    const float* t = gather ? m_batch_t.data() : m_targets.data() + begin * k;
+    m_x = x;
+    const float* params = m_params.data();
+    const unsigned count = threads_for(rows);
+    // Rows are independent in the forward pass: each thread takes its rows through every layer and the loss.
+    parallel(count, [&](unsigned index, unsigned parts) {
+        const Range r = split_range(rows, index, parts);
+        m_partial_loss[index] = 0.0;
+        if (r.empty()) return;
+        if (gather) {
+            float* bx = m_batch_x.data();
+            float* bt = m_batch_t.data();
+            for (std::size_t row = r.begin; row < r.end; ++row) {
+                const std::uint64_t src = brain_shuffle_index(plan.config.seed, epoch, plan.rows, begin + row);
+                std::memcpy(bx + row * in0, m_features.data() + src * in0, in0 * sizeof(float));
+                std::memcpy(bt + row * k, m_targets.data() + src * k, k * sizeof(float));
+            }
+        }
+        const float* input = x;
+        for (std::size_t l = 0; l < plan.layers.size(); ++l) {
+            const LayerPlan& layer = plan.layers[l];
+            const std::size_t in = layer.inputs, out = layer.outputs;
+            float* z = m_z[l].data() + r.begin * out;
+            float* a = activations(l) + r.begin * out;
+            // z = input W^T; the bias is added in the same pass as the activation.
+            m_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r.size()), static_cast<int>(out),
+                    static_cast<int>(in), 1.0f, input + r.begin * in, static_cast<int>(in),
+                    params + layer.weight_offset, static_cast<int>(in), 0.0f, z, static_cast<int>(out));
+            bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, r.size(), out);
+            input = activations(l);
+        }
+        const std::size_t last = plan.layers.size() - 1;
+        const LayerPlan& out = plan.layers[last];
+        const float* z = m_z[last].data();
+        const float* a = activations(last);
+        float* delta = m_delta[last].data();
+        double total = 0.0;
+        for (std::size_t row = r.begin; row < r.end; ++row)
+            total += math::loss_row(plan.loss, out.activation, out.param, z + row * k, a + row * k, t + row * k,
+                                    delta + row * k, k, rows);
+        m_partial_loss[index] = total;
+    });
     double total = 0.0;
-    for (std::size_t r = 0; r < rows; ++r)
-        total += math::loss_row(m_plan.loss, out.activation, out.param, z + r * k, a + r * k, t + r * k,
-                                delta + r * k, k, rows);
+    for (unsigned i = 0; i < count; ++i) total += m_partial_loss[i];
     return total;
 }
 
-void CpuSession::backward(const float* x, std::size_t rows) {
+void CpuSession::backward_and_step(std::size_t rows) {
+    const SessionPlan& plan = m_plan;
     const float* params = m_params.data();
     float* grads = m_grads.data();
+    const unsigned count = threads_for(rows);
     const int n = static_cast<int>(rows);
-    for (std::size_t l = m_plan.layers.size(); l-- > 0;) {
-        const LayerPlan& layer = m_plan.layers[l];
-        const int in = static_cast<int>(layer.inputs), out = static_cast<int>(layer.outputs);
+    for (std::size_t l = plan.layers.size(); l-- > 0;) {
+        const LayerPlan& layer = plan.layers[l];
+        const std::size_t in = layer.inputs, out = layer.outputs;
         const float* delta = m_delta[l].data();
-        const float* input = x;
-        if (l > 0) {
-            const LayerPlan& prev = m_plan.layers[l - 1];
-            input = prev.activation == BRAIN_ACT_LINEAR ? m_z[l - 1].data() : m_a[l - 1].data();
-        }
-        // dW = delta^T input (out x in), db = column sums of delta.
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, delta, out, input, in, 0.0f,
-                    grads + layer.weight_offset, in);
-        column_sums(delta, grads + layer.bias_offset, rows, layer.outputs);
-        if (l == 0) break;
-        // delta_prev = (delta W) * activation'(z_prev).
-        const LayerPlan& prev = m_plan.layers[l - 1];
-        float* delta_prev = m_delta[l - 1].data();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, delta, out,
-                    params + layer.weight_offset, in, 0.0f, delta_prev, in);
-        const float* z_prev = m_z[l - 1].data();
-        const float* a_prev = prev.activation == BRAIN_ACT_LINEAR ? z_prev : m_a[l - 1].data();
-        backprop_activation(prev.activation, prev.param, z_prev, a_prev, delta_prev, rows, prev.outputs);
+        const float* input = l == 0 ? m_x : activations(l - 1);
+        float* dw = grads + layer.weight_offset;
+        float* db = grads + layer.bias_offset;
+        // dW = delta^T input and db = column sums of delta, split along the longer side of dW; and, reading the
+        // same delta, delta_prev = (delta W) * activation'(z_prev), split by rows. Neither writes what the
+        // other reads, so both run in one parallel step.
+        parallel(count, [&](unsigned index, unsigned parts) {
+            if (out >= in) {
+                const Range o = split_range(out, index, parts);
+                if (!o.empty()) {
+                    m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o.size()),
+                            static_cast<int>(in), n, 1.0f, delta + o.begin, static_cast<int>(out), input,
+                            static_cast<int>(in), 0.0f, dw + o.begin * in, static_cast<int>(in));
+                    column_sums(delta, db, rows, out, o.begin, o.end);
+                }
+            } else {
+                const Range c = split_range(in, index, parts, 16);
+                if (!c.empty())
+                    m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(out),
+                            static_cast<int>(c.size()), n, 1.0f, delta, static_cast<int>(out), input + c.begin,
+                            static_cast<int>(in), 0.0f, dw + c.begin, static_cast<int>(in));
+                if (index == 0) column_sums(delta, db, rows, out, 0, out);
+            }
+            if (l == 0) return;
+            const LayerPlan& prev = plan.layers[l - 1];
+            const Range r = split_range(rows, index, parts);
+            if (r.empty()) return;
+            float* delta_prev = m_delta[l - 1].data() + r.begin * in;
+            m_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r.size()), static_cast<int>(in),
+                    static_cast<int>(out), 1.0f, delta + r.begin * out, static_cast<int>(out),
+                    params + layer.weight_offset, static_cast<int>(in), 0.0f, delta_prev, static_cast<int>(in));
+            backprop_activation(prev.activation, prev.param, m_z[l - 1].data() + r.begin * in,
+                                activations(l - 1) + r.begin * in, delta_prev, r.size(), in);
+        });
     }
-}
 
-void CpuSession::optimizer_step() {
     ++m_step;
-    const brain_optimizer_desc& opt = m_plan.optimizer;
-    const std::size_t p = m_plan.parameter_count;
-    if (opt.kind == BRAIN_OPT_SGD) {
-        sgd_step(m_params.data(), m_grads.data(), m_state.data(), p, opt.learning_rate, opt.momentum);
-        return;
-    }
-    const AdamStep step = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
+    const brain_optimizer_desc& opt = plan.optimizer;
+    const std::size_t p = plan.parameter_count;
+    const unsigned opt_threads = p < (std::size_t{1} << 15) ? 1u : m_pool->size();
+    const AdamStep adam = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
                                          opt.kind == BRAIN_OPT_ADAMW, m_step);
-    adam_step(m_params.data(), m_grads.data(), m_state.data(), m_state.data() + p, p, step);
+    float* state = m_state.data();
+    parallel(opt_threads, [&](unsigned index, unsigned parts) {
+        const Range r = split_range(p, index, parts, 16);
+        if (r.empty()) return;
+        if (opt.kind == BRAIN_OPT_SGD)
+            sgd_step(m_params.data() + r.begin, grads + r.begin, state + r.begin, r.size(), opt.learning_rate,
+                     opt.momentum);
+        else
+            adam_step(m_params.data() + r.begin, grads + r.begin, state + r.begin, state + p + r.begin, r.size(),
+                      adam);
+    });
 }
 
 float CpuSession::train_epoch() {
@@ -360,33 +450,19 @@ float CpuSession::train_epoch() {
     const auto start = Clock::now();
     const SessionPlan& plan = m_plan;
     const std::uint64_t epoch = m_first_epoch + m_epochs;
-    const std::size_t rows = plan.rows, in = plan.input_width, k = plan.target_width;
+    const std::size_t rows = plan.rows;
     const std::size_t batch_size = plan.config.batch_size;
     try {
         double weighted = 0.0;
         std::uint64_t batch = 0;
         for (std::size_t begin = 0; begin < rows; begin += batch_size, ++batch) {
             const std::size_t n = std::min(batch_size, rows - begin);
-            const float* x = m_features.data() + begin * in;
-            const float* t = m_targets.data() + begin * k;
-            if (plan.config.shuffle) {
-                float* bx = m_batch_x.data();
-                float* bt = m_batch_t.data();
-                for (std::size_t r = 0; r < n; ++r) {
-                    const std::uint64_t row = brain_shuffle_index(plan.config.seed, epoch, rows, begin + r);
-                    std::memcpy(bx + r * in, m_features.data() + row * in, in * sizeof(float));
-                    std::memcpy(bt + r * k, m_targets.data() + row * k, k * sizeof(float));
-                }
-                x = bx;
-                t = bt;
-            }
-            const double loss = forward_and_loss(x, t, n);
+            const double loss = forward_and_loss(epoch, begin, n);
             if (!std::isfinite(loss))
                 fail(BRAIN_ERR_NUMERICAL, "epoch ", epoch, ", batch ", batch, ": the training loss became ", loss,
                      "; the weights diverged. Lower the learning rate (", plan.optimizer.learning_rate,
                      ") or standardise the data");
-            backward(x, n);
-            optimizer_step();
+            backward_and_step(n);
             weighted += loss * static_cast<double>(n);
             ++m_batches;
         }

@@ -2,13 +2,15 @@
 // tensor (parameters, gradients, optimizer state, per-layer batch buffers), all allocated at open time.
 #pragma once
 
+#include "blas_library.hpp"
 #include "host_buffer.hpp"
+#include "worker_pool.hpp"
 
 #include <brain/plugin_abi.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,14 +67,27 @@ public:
 
 private:
     void require_usable(const char* operation) const;
-    // Forward pass of `rows` rows from x; returns the batch loss and leaves dL/dz of the output in its delta.
-    double forward_and_loss(const float* x, const float* t, std::size_t rows);
-    void backward(const float* x, std::size_t rows);
-    void optimizer_step();
+    // Forward pass of the batch of `rows` rows at position `begin` (gathering shuffled rows first); returns the
+    // batch loss and leaves dL/dz of the output layer in its delta.
+    double forward_and_loss(std::uint64_t epoch, std::size_t begin, std::size_t rows);
+    // Gradients of every layer for the batch, then one optimizer step.
+    void backward_and_step(std::size_t rows);
+    // Threads worth using for a batch of `rows` rows (1 when the products are too small to split).
+    unsigned threads_for(std::size_t rows) const noexcept;
+    // Run fn(index, count) for index in [0, count) in parallel; count 1 runs inline.
+    template <class Fn>
+    void parallel(unsigned count, Fn&& fn);
+    // The activations of layer l for the whole batch buffer (z itself for linear layers).
+    float* activations(std::size_t l) noexcept;
     HostBuffer allocate(std::size_t count);
 
     SessionPlan m_plan;
-    std::vector<float> m_features; // the data set copy (borrowed only during session_open)
+    decltype(BlasLibrary::sgemm) m_sgemm = nullptr; // resolved once: OpenBLAS stays loaded for the process
+    std::unique_ptr<WorkerPool> m_pool;
+    std::vector<double> m_partial_loss; // one per thread, summed in thread order (deterministic)
+    std::size_t m_macs_per_row = 0;     // multiply-adds of one row's forward pass
+    const float* m_x = nullptr;         // the current batch's inputs (gathered, or rows of the data copy)
+    std::vector<float> m_features;      // the data set copy (borrowed only during session_open)
     std::vector<float> m_targets;
     HostBuffer m_params;
     HostBuffer m_grads;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/plugin_sdk.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

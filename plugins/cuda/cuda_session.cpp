@@ -5,6 +5,7 @@
 #include "device_scalars.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +22,10 @@ constexpr unsigned threads_per_block = 256;
 constexpr unsigned rows_per_warp_block = threads_per_block / 32;
 
 std::string mib(std::uint64_t bytes) {
-    return std::to_string(bytes) + " bytes (" + std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB)";
+    char text[64];
+    std::snprintf(text, sizeof text, "%llu bytes (%.2f MiB)", static_cast<unsigned long long>(bytes),
+                  static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return text;
 }
 
 [[noreturn]] void invalid(const std::string& message) { fail(BRAIN_ERR_INVALID_ARGUMENT, message); }

@@ -3,12 +3,16 @@
 #include "cuda_errors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace brain::cuda {
 
 namespace {
 std::string mib(std::uint64_t bytes) {
-    return std::to_string(bytes) + " bytes (" + std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB)";
+    char text[64];
+    std::snprintf(text, sizeof text, "%llu bytes (%.2f MiB)", static_cast<unsigned long long>(bytes),
+                  static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return text;
 }
 } // namespace
 

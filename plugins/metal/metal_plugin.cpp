@@ -3,10 +3,8 @@
 // chapter's MetalFeatureDisabled message, naming the system it runs on and what to use instead.
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
-
-#include <sys/utsname.h>
-
 #include <string>
+#include <sys/utsname.h>
 
 #ifndef BRAIN_METAL_PLUGIN_VERSION
 #define BRAIN_METAL_PLUGIN_VERSION "0.0.0"
@@ -31,12 +29,14 @@ std::string system_description() {
 #if defined(__APPLE__)
     throw Failure(BRAIN_ERR_FEATURE_DISABLED,
                   "MetalFeatureDisabled: this build of the Metal plugin was compiled without a Metal "
-                  "implementation (" + system_description() +
+                  "implementation (" +
+                      system_description() +
                       ") — use TrainingBackend::cpu() here, or a build of brain with the Metal backend");
 #else
     throw Failure(BRAIN_ERR_FEATURE_DISABLED,
                   "MetalFeatureDisabled: the Metal backend exists only on Apple systems (macOS, Apple silicon); "
-                  "this is " + system_description() + " — use TrainingBackend::cpu() or cuda(...) here");
+                  "this is " +
+                      system_description() + " — use TrainingBackend::cpu() or cuda(...) here");
 #endif
 }
 
@@ -107,4 +107,6 @@ const brain_plugin_api api = [] {
 } // namespace
 } // namespace brain::metal
 
-extern "C" BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) { return &brain::metal::api; }
+extern "C" BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) {
+    return &brain::metal::api;
+}

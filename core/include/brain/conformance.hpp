@@ -1,0 +1,51 @@
+// The conformance kit: the whole plugin contract checked against one plugin (brain-conformance, the tests).
+#pragma once
+
+#include <brain/export.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace brain {
+
+// One row of the conformance table: what was checked, whether it held, and the evidence or the reason.
+struct ConformanceCheck {
+    std::string name;   // short check name, e.g. "budget refusal"
+    bool passed = false;
+    std::string detail; // measured values on success; expected, found and what to do on failure
+};
+
+// Where and how hard to test.
+struct ConformanceOptions {
+    int device = 0;                // device index under test
+    std::uint64_t budget_mib = 256; // memory budget of the sessions and of the doctor probe
+};
+
+// Every check run against one plugin, in order. A check that could not run (the plugin did not load, no
+// device) is listed as failed with the reason, so the table always covers the whole contract.
+struct ConformanceReport {
+    std::string plugin;          // backend name
+    std::filesystem::path path;  // the file tested (empty if it was not found)
+    std::vector<ConformanceCheck> checks;
+    // True when every check passed.
+    bool passed() const noexcept {
+        for (const auto& c : checks)
+            if (!c.passed) return false;
+        return !checks.empty();
+    }
+};
+
+// Run the kit against backend `name` as the plugin search path resolves it (the CPU plugin is the reference).
+BRAIN_API ConformanceReport run_conformance(const std::string& name, const ConformanceOptions& options = {});
+
+// Run the kit against an explicit libbrain_<name>.so. Sessions resolve the backend by name, so the file must
+// be the one the search path finds first (brain-conformance puts its directory first in BRAIN_PLUGIN_PATH).
+BRAIN_API ConformanceReport run_conformance_file(const std::filesystem::path& plugin_file,
+                                                 const ConformanceOptions& options = {});
+
+// The report as an aligned PASS/FAIL table with a summary line.
+BRAIN_API std::string format_conformance_table(const ConformanceReport& report);
+
+} // namespace brain
