@@ -483,3 +483,28 @@ TEST_CASE("set_parameters and restore_checkpoint check sizes and values", "[core
     require_error([&] { copy.restore_checkpoint(cp); }, ErrorCode::NumericalError, {"layer 0 weight [0, 0]"});
     CHECK(copy.optimizer_step() == 12); // a rejected checkpoint changes nothing
 }
+
+TEST_CASE("predict and evaluate handle inputs larger than one internal chunk", "[core]") {
+    Network net =
+        Network::builder().input_size(2).dense(3, Activation::Tanh).dense(1, Activation::Linear).seed(2).build();
+    const std::size_t rows = 2500;
+    Matrix x(rows, 2);
+    Matrix t(rows, 1);
+    for (std::size_t r = 0; r < rows; ++r) {
+        x(r, 0) = static_cast<float>(r % 17) * 0.25f - 2.0f;
+        x(r, 1) = static_cast<float>(r % 5) - 2.0f;
+        t(r, 0) = static_cast<float>(r % 3);
+    }
+    Dataset d(x, t);
+    d.standardize();
+    net.adopt_dataset_metadata(d);
+    const Matrix all = net.predict(x);
+    REQUIRE(all.rows() == rows);
+    double sq = 0;
+    for (std::size_t r : {std::size_t{0}, std::size_t{1023}, std::size_t{1024}, std::size_t{2048}, rows - 1}) {
+        const Matrix one = net.predict(Matrix(1, 2, {x(r, 0), x(r, 1)}));
+        CHECK(one(0, 0) == all(r, 0));
+    }
+    for (std::size_t r = 0; r < rows; ++r) sq += (static_cast<double>(all(r, 0)) - t(r, 0)) * (all(r, 0) - t(r, 0));
+    CHECK(brain::test::close(net.evaluate(d).loss, sq / rows, 1e-5, 0));
+}

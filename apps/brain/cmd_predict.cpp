@@ -64,8 +64,14 @@ int run_predict(const PredictOptions& o) {
     }
     csv_text += "\n";
     for (std::size_t r = 0; r < outputs.rows(); ++r) {
-        if (classifier) csv_text += csv_escape(label_of(network, classes[r])) + ",";
-        for (std::size_t k = 0; k < outputs.cols(); ++k) csv_text += (k ? "," : "") + fmt(outputs(r, k));
+        if (classifier) {
+            csv_text += csv_escape(label_of(network, classes[r]));
+            csv_text += ',';
+        }
+        for (std::size_t k = 0; k < outputs.cols(); ++k) {
+            if (k) csv_text += ',';
+            csv_text += fmt(outputs(r, k));
+        }
         csv_text += "\n";
     }
 

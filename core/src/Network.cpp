@@ -13,6 +13,8 @@ namespace {
 
 // Rows processed together: each weight row is loaded once per block and used for this many input rows.
 constexpr std::size_t kRowBlock = 4;
+// Rows per forward pass in predict/evaluate: bounds the memory of hidden activations for large inputs.
+constexpr std::size_t kChunkRows = 1024;
 // Bytes of weights kept hot in cache while every row block passes over them.
 constexpr std::size_t kWeightBlockBytes = 256 * 1024;
 
@@ -72,6 +74,15 @@ Matrix forward(const std::vector<LayerSpec>& layers, const std::vector<float>& p
     return x;
 }
 
+// Rows [begin, end) of raw inputs as a new matrix, standardised when the network has a standardisation.
+Matrix prepared_rows(const Matrix& x, std::size_t begin, std::size_t end, const std::optional<Standardization>& s) {
+    const auto first = x.data().begin() + static_cast<std::ptrdiff_t>(begin * x.cols());
+    const auto last = x.data().begin() + static_cast<std::ptrdiff_t>(end * x.cols());
+    Matrix rows(end - begin, x.cols(), std::vector<float>(first, last));
+    if (s) s->apply(rows);
+    return rows;
+}
+
 std::size_t argmax(std::span<const float> v) {
     return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
@@ -102,9 +113,15 @@ Matrix Network::predict(const Matrix& inputs) const {
         for (std::size_t c = 0; c < inputs.cols(); ++c)
             BRAIN_CHECK(std::isfinite(inputs(r, c)), ErrorCode::InvalidData, "Network::predict: input row ", r,
                         ", column ", c, " is ", inputs(r, c), "; every input must be finite");
-    Matrix x = inputs;
-    if (m_standardization) m_standardization->apply(x);
-    return forward(m_layers, m_parameters, std::move(x), nullptr);
+    Matrix out(inputs.rows(), output_size());
+    for (std::size_t begin = 0; begin < inputs.rows(); begin += kChunkRows) {
+        const std::size_t end = std::min(inputs.rows(), begin + kChunkRows);
+        const Matrix a =
+            forward(m_layers, m_parameters, prepared_rows(inputs, begin, end, m_standardization), nullptr);
+        std::copy(a.data().begin(), a.data().end(),
+                  out.data().begin() + static_cast<std::ptrdiff_t>(begin * output_size()));
+    }
+    return out;
 }
 
 std::vector<std::size_t> Network::predict_classes(const Matrix& inputs) const {
@@ -126,28 +143,33 @@ Evaluation Network::evaluate(const Dataset& data) const {
                     " feature columns, the data set has ", data.input_width());
     BRAIN_CHECK_ARG(data.target_width() == output_size(), "Network::evaluate: the network has ", output_size(),
                     " outputs, the data set has ", data.target_width(), " target columns");
-    Matrix x = data.features();
-    if (m_standardization) m_standardization->apply(x);
-    Matrix z;
-    const Matrix a = forward(m_layers, m_parameters, std::move(x), &z);
-    const Matrix& t = data.targets();
-    const std::size_t rows = a.rows(), k = a.cols();
+    const Matrix& t_all = data.targets();
+    const std::size_t rows = data.size(), k = output_size();
     const auto activation = static_cast<int32_t>(m_layers.back().activation);
+    const bool classifier = is_classifier();
     std::vector<float> delta(k);
     double total = 0.0;
-    for (std::size_t r = 0; r < rows; ++r)
-        total += math::loss_row(static_cast<int32_t>(m_loss), activation, detail::kLeakyReluSlope, z.row(r).data(),
-                                a.row(r).data(), t.row(r).data(), delta.data(), k, rows);
+    std::size_t correct = 0;
+    for (std::size_t begin = 0; begin < rows; begin += kChunkRows) {
+        const std::size_t end = std::min(rows, begin + kChunkRows);
+        Matrix z;
+        const Matrix a =
+            forward(m_layers, m_parameters, prepared_rows(data.features(), begin, end, m_standardization), &z);
+        for (std::size_t i = 0; i < end - begin; ++i) {
+            const float* t = t_all.row(begin + i).data();
+            // batch = all rows: the same normalisation as one full-batch training epoch.
+            total += math::loss_row(static_cast<int32_t>(m_loss), activation, detail::kLeakyReluSlope,
+                                    z.row(i).data(), a.row(i).data(), t, delta.data(), k, rows);
+            if (!classifier) continue;
+            if (k == 1)
+                correct += ((a(i, 0) >= 0.5f) == (t[0] >= 0.5f)) ? 1 : 0;
+            else
+                correct += argmax(a.row(i)) == argmax(t_all.row(begin + i)) ? 1 : 0;
+        }
+    }
     Evaluation result;
     result.loss = static_cast<float>(total);
-    if (is_classifier()) {
-        std::size_t correct = 0;
-        for (std::size_t r = 0; r < rows; ++r) {
-            if (k == 1)
-                correct += ((a(r, 0) >= 0.5f) == (t(r, 0) >= 0.5f)) ? 1 : 0;
-            else
-                correct += argmax(a.row(r)) == argmax(t.row(r)) ? 1 : 0;
-        }
+    if (classifier) {
         result.accuracy = static_cast<float>(static_cast<double>(correct) / static_cast<double>(rows));
     }
     return result;

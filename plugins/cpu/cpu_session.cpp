@@ -17,6 +17,11 @@ namespace {
 using sdk::Failure;
 using Clock = std::chrono::steady_clock;
 
+// Below ~100k multiply-adds per batch (or 32k parameters for the optimizer) handing work to other threads costs
+// more than it saves.
+constexpr std::size_t k_split_macs = std::size_t{1} << 17;
+constexpr std::size_t k_split_params = std::size_t{1} << 15;
+
 const char* activation_name(int32_t activation) {
     switch (activation) {
     case BRAIN_ACT_LINEAR:
@@ -288,8 +293,10 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
     }
     m_peak_bytes = m_allocated_bytes;
     for (const LayerPlan& layer : plan.layers) m_macs_per_row += layer.inputs * layer.outputs;
+    // Small sessions (XOR, tests) never split their work, so they start no threads at all.
+    const bool splits = plan.batch_rows * m_macs_per_row >= k_split_macs || plan.parameter_count >= k_split_params;
     m_pool = std::make_unique<WorkerPool>(
-        static_cast<unsigned>(std::min<std::size_t>(configured_thread_count(), plan.batch_rows)));
+        splits ? static_cast<unsigned>(std::min<std::size_t>(configured_thread_count(), plan.batch_rows)) : 1u);
     m_partial_loss.assign(m_pool->size(), 0.0);
     m_step = desc.optimizer_step;
     m_first_epoch = desc.first_epoch;
@@ -314,8 +321,7 @@ float* CpuSession::activations(std::size_t l) noexcept {
 }
 
 unsigned CpuSession::threads_for(std::size_t rows) const noexcept {
-    // Below ~100k multiply-adds per batch a hand-off to other threads costs more than it saves.
-    if (rows * m_macs_per_row < (std::size_t{1} << 17)) return 1;
+    if (rows * m_macs_per_row < k_split_macs) return 1;
     return static_cast<unsigned>(std::min<std::size_t>(m_pool->size(), rows));
 }
 
@@ -429,7 +435,7 @@ void CpuSession::backward_and_step(std::size_t rows) {
     ++m_step;
     const brain_optimizer_desc& opt = plan.optimizer;
     const std::size_t p = plan.parameter_count;
-    const unsigned opt_threads = p < (std::size_t{1} << 15) ? 1u : m_pool->size();
+    const unsigned opt_threads = p < k_split_params ? 1u : m_pool->size();
     const AdamStep adam = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
                                          opt.kind == BRAIN_OPT_ADAMW, m_step);
     float* state = m_state.data();
