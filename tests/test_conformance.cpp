@@ -8,7 +8,6 @@
 #include <brain/brain.hpp>
 #include <brain/conformance.hpp>
 #include <brain/plugin_abi.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
@@ -17,9 +16,9 @@ namespace {
 
 // The checks the kit must always report, whatever the plugin (the lead's original list plus error delivery).
 const std::vector<std::string> k_required_checks = {
-    "load",           "resolve",          "devices",    "doctor",         "parity",
-    "stats",          "peak in estimate", "checkpoint", "closed session", "budget refusal",
-    "device 99",      "invalid argument", "use after error", "numerical error", "precision",
+    "load",      "resolve",          "devices",         "doctor",          "parity",
+    "stats",     "peak in estimate", "checkpoint",      "closed session",  "budget refusal",
+    "device 99", "invalid argument", "use after error", "numerical error", "precision",
 };
 
 std::vector<std::string> conformance_backends(std::vector<std::string>* skipped) {
@@ -33,8 +32,10 @@ std::vector<std::string> conformance_backends(std::vector<std::string>* skipped)
     out.push_back("cpu");
     for (const auto& record : brain::discover_plugins()) {
         if (record.name == "cpu") continue;
-        if (record.ok && record.device_count > 0) out.push_back(record.name + ":0");
-        else if (skipped) skipped->push_back(record.name + ": " + (record.ok ? record.device_status : record.message));
+        if (record.ok && record.device_count > 0)
+            out.push_back(record.name + ":0");
+        else if (skipped)
+            skipped->push_back(record.name + ": " + (record.ok ? record.device_status : record.message));
     }
     return out;
 }

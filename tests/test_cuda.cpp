@@ -6,13 +6,16 @@
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
-
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using brain::Activation;
@@ -49,9 +52,9 @@ std::optional<std::string> no_gpu_reason() {
     return reason;
 }
 
-#define REQUIRE_GPU()                                                                                          \
-    do {                                                                                                       \
-        if (const auto reason_ = no_gpu_reason()) BRAIN_SKIP(*reason_);                                        \
+#define REQUIRE_GPU()                                                                                              \
+    do {                                                                                                           \
+        if (const auto reason_ = no_gpu_reason()) BRAIN_SKIP(*reason_);                                            \
     } while (false)
 
 // Deterministic pseudo-random numbers in [-1, 1) (splitmix64).
@@ -93,7 +96,7 @@ brain::Dataset make_data(std::size_t rows, std::size_t inputs, std::size_t outpu
 }
 
 brain::Network make_network(std::size_t inputs, std::size_t hidden, Activation activation, std::size_t outputs,
-                             Activation output, Loss loss, const Optimizer& optimizer, std::uint64_t seed) {
+                            Activation output, Loss loss, const Optimizer& optimizer, std::uint64_t seed) {
     return brain::Network::builder()
         .input_size(inputs)
         .dense(hidden, activation)
@@ -105,7 +108,9 @@ brain::Network make_network(std::size_t inputs, std::size_t hidden, Activation a
         .build();
 }
 
-TrainingBackend gpu(std::uint64_t budget_mib = 1024) { return TrainingBackend::cuda(0, budget_mib); }
+TrainingBackend gpu(std::uint64_t budget_mib = 1024) {
+    return TrainingBackend::cuda(0, budget_mib);
+}
 
 } // namespace
 
@@ -133,9 +138,10 @@ TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[c
                             Optimizer::adam(0.01f), 1);
     const auto before = net.parameters();
     const auto data = make_data(16, 3, 1, Loss::MeanSquaredError, 2);
-    BRAIN_REQUIRE_ERROR(ErrorCode::DriverUnavailable,
-                        net.fit_with_backend(data, brain::TrainConfig{2, 4, true, 3}, TrainingBackend::cuda(0, 8192)),
-                        "no CUDA driver");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::DriverUnavailable,
+        net.fit_with_backend(data, brain::TrainConfig{2, 4, true, 3}, TrainingBackend::cuda(0, 8192)),
+        "no CUDA driver");
     CHECK(net.parameters() == before);
 }
 
@@ -170,7 +176,7 @@ TEST_CASE("CUDA device that does not exist is DeviceNotFound naming the count", 
 
 TEST_CASE("CUDA training matches the CPU for every activation, loss and optimizer", "[cuda]") {
     REQUIRE_GPU();
-    const Activation hidden[] = {Activation::Linear, Activation::Relu, Activation::LeakyRelu,
+    const Activation hidden[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
                                  Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
     struct Head {
         Activation output;
@@ -275,11 +281,11 @@ TEST_CASE("CUDA budget is checked before allocating and names the largest batch"
     CHECK(std::isfinite(session.train_epoch()));
     const auto stats = session.stats();
     CHECK(stats.peak_allocated_bytes + stats.dataset_bytes + stats.workspace_bytes <= 24ull << 20);
-    BRAIN_REQUIRE_ERROR(ErrorCode::BudgetExceeded,
-                        brain::TrainingSession(net, data,
-                                               brain::TrainConfig{1, static_cast<std::uint32_t>(largest + 1), true, 1},
-                                               gpu(24)),
-                        "memory budget");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::BudgetExceeded,
+        brain::TrainingSession(net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(largest + 1), true, 1},
+                               gpu(24)),
+        "memory budget");
 }
 
 TEST_CASE("CUDA peak tensor memory never exceeds the estimate", "[cuda]") {
@@ -297,9 +303,8 @@ TEST_CASE("CUDA peak tensor memory never exceeds the estimate", "[cuda]") {
         const auto net = make_network(shape.inputs, shape.hidden * 2, shape.activation, shape.outputs,
                                       Activation::Linear, Loss::MeanSquaredError, Optimizer::adam(0.001f), 1);
         const auto data = make_data(shape.batch * 3 + 1, shape.inputs, shape.outputs, Loss::MeanSquaredError, 2);
-        brain::TrainingSession session(net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(shape.batch),
-                                                                     true, 1},
-                                       gpu());
+        brain::TrainingSession session(
+            net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(shape.batch), true, 1}, gpu());
         session.train_epoch();
         const auto stats = session.stats();
         CHECK(stats.peak_allocated_bytes > 0);
@@ -352,8 +357,8 @@ TEST_CASE("CUDA divergence is a NumericalError and the network keeps its weights
     auto net = make_network(8, 32, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
                             Optimizer::sgd(1e30f), 4);
     const auto before = net.parameters();
-    BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError, net.fit_with_backend(data, brain::TrainConfig{3, 64, true, 1}, gpu()),
-                        "epoch", "batch");
+    BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError,
+                        net.fit_with_backend(data, brain::TrainConfig{3, 64, true, 1}, gpu()), "epoch", "batch");
     CHECK(net.parameters() == before);
     CHECK(net.epochs_trained() == 0);
 }
@@ -400,4 +405,45 @@ TEST_CASE("CUDA TF32 precision is reported and stays close to float32", "[cuda]"
     CHECK(tf32_report.stats.precision == brain::Precision::Tf32);
     CHECK(std::fabs(tf32_report.epoch_losses.back() - fp32_report.epoch_losses.back()) <
           0.01 * fp32_report.epoch_losses.back());
+}
+
+TEST_CASE("CUDA kernel cache on disk survives corrupt entries", "[cuda]") {
+    REQUIRE_GPU();
+    const std::filesystem::path brain_cli = std::filesystem::path(BRAIN_TEST_BIN_DIR) / "brain";
+    if (!std::filesystem::exists(brain_cli))
+        BRAIN_SKIP("bin/brain is not built: the cache is tested across processes");
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("brain-cuda-cache-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    // Each process compiles (or loads) the kernels once; the cache only matters across processes.
+    const std::string command = "BRAIN_CUDA_CACHE_DIR='" + dir.string() + "' '" + brain_cli.string() +
+                                "' doctor --backend cuda:0 --budget 64 > '" + dir.string() + ".log' 2>&1";
+    auto doctor_ok = [&] {
+        const int status = std::system(command.c_str());
+        std::ifstream log(dir.string() + ".log");
+        const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+        INFO("brain doctor said: " << text);
+        return status == 0 && text.find("kernels: true") != std::string::npos;
+    };
+    auto entries = [&] {
+        std::vector<std::filesystem::path> files;
+        if (std::filesystem::exists(dir))
+            for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path());
+        return files;
+    };
+    REQUIRE(doctor_ok());
+    const auto written = entries();
+    REQUIRE(written.size() == 1);
+    const auto size = std::filesystem::file_size(written[0]);
+    CHECK(size > 1000);
+    REQUIRE(doctor_ok()); // a warm start from the entry
+    {
+        std::ofstream corrupt(written[0], std::ios::binary | std::ios::trunc);
+        corrupt << "not a cubin";
+    }
+    REQUIRE(doctor_ok()); // the corrupt entry is ignored and rewritten
+    CHECK(std::filesystem::file_size(written[0]) == size);
+    CHECK(entries().size() == 1);
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove(dir.string() + ".log");
 }

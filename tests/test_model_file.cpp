@@ -321,6 +321,19 @@ TEST_CASE("Model file: non-finite numbers are rejected", "[core]") {
     text.replace(start, text.find_first_of(",]", start) - start, "1e39");
     require_error([&] { (void)Network::from_json_string(text, "m.json"); }, ErrorCode::InvalidModelFile,
                   {"m.json: /layers/0/bias/0", "non-finite"});
+    // 3.40282356e38 rounds to FLT_MAX (finite); the overflowing number after it is the one reported.
+    require_error(
+        [] {
+            (void)Network::from_json_string(
+                R"({"format": "brain-model", "version": 1, "layers": [{"inputs": 1, "outputs": 2,
+                    "activation": "linear", "weights": [3.40282356e38, -1e300], "bias": [0, 0]}]})",
+                "m.json");
+        },
+        ErrorCode::InvalidModelFile, {"m.json: /layers/0/weights/1", "non-finite"});
+    const Network big = Network::from_json_string(
+        R"({"format": "brain-model", "version": 1, "layers": [{"inputs": 1, "outputs": 1,
+            "activation": "linear", "weights": [3.40282356e38], "bias": [0]}]})");
+    CHECK(big.parameters()[0] == std::numeric_limits<float>::max());
     require_error(
         [] {
             (void)Network::from_json_string("{\"format\": \"brain-model\", \"version\": 1, \"layers\": "

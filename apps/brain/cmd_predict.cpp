@@ -32,6 +32,13 @@ std::string label_of(const Network& network, std::size_t k) {
     return k < labels.size() ? labels[k] : std::to_string(k);
 }
 
+// Whether a true-value cell names class `k`: by label text, or by value for numeric 0/1 targets ("1.0" is 1).
+bool same_label(const Network& network, const std::string& cell, std::size_t k) {
+    if (!network.class_labels().empty()) return cell == label_of(network, k);
+    const auto value = parse_finite_float(cell);
+    return value && *value == static_cast<float>(k);
+}
+
 int run_predict(const PredictOptions& o) {
     const Network network = Network::load_json(o.model);
     const CsvTable table = CsvTable::read(o.csv);
@@ -89,7 +96,7 @@ int run_predict(const PredictOptions& o) {
         if (classifier) {
             std::size_t right = 0;
             for (std::size_t r = 0; r < table.rows(); ++r)
-                if (table.cell(r, *column) == label_of(network, classes[r])) ++right;
+                if (same_label(network, table.cell(r, *column), classes[r])) ++right;
             std::cout << "accuracy against '" << o.compare
                       << "': " << fmt(static_cast<float>(right) / static_cast<float>(table.rows())) << " (" << right
                       << "/" << table.rows() << ")\n";

@@ -1,10 +1,8 @@
 // brain-conformance <path/to/libbrain_x.so | backend name> [--device N] [--budget MiB]: runs the conformance kit
 // and prints a PASS/FAIL table. Exit status: 0 when the plugin conforms, 1 when a check failed, 2 on bad usage.
+#include <CLI/CLI.hpp>
 #include <brain/conformance.hpp>
 #include <brain/error.hpp>
-
-#include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -36,8 +34,9 @@ int main(int argc, char** argv) {
     brain::ConformanceOptions options;
     app.add_option("plugin", target, "path to libbrain_<name>.so, or a backend name on the plugin search path")
         ->required();
-    app.add_option("--device", options.device, "device index to test")->capture_default_str()->check(
-        CLI::NonNegativeNumber);
+    app.add_option("--device", options.device, "device index to test")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--budget", options.budget_mib, "memory budget in MiB for sessions and the doctor probe")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);

@@ -4,14 +4,13 @@
 #include "Plugin.hpp"
 #include "SessionDesc.hpp"
 
+#include <algorithm>
 #include <brain/accelerator.hpp>
 #include <brain/conformance.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
 #include <brain/session.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -27,19 +26,25 @@ struct CheckFailed {
     std::string detail;
 };
 
-[[noreturn]] void fail_check(std::string detail) { throw CheckFailed{std::move(detail)}; }
+[[noreturn]] void fail_check(std::string detail) {
+    throw CheckFailed{std::move(detail)};
+}
 
 void require(bool condition, const std::string& detail) {
     if (!condition) fail_check(detail);
 }
 
-std::string error_text(const Error& e) { return std::string(to_string(e.code())) + ": " + e.what(); }
+std::string error_text(const Error& e) {
+    return std::string(to_string(e.code())) + ": " + e.what();
+}
 
-std::string code_name(ErrorCode code) { return std::string(to_string(code)); }
+std::string code_name(ErrorCode code) {
+    return std::string(to_string(code));
+}
 
 // Run fn, which must throw brain::Error(code) with a message holding every fragment; returns the message.
-std::string expect_error(ErrorCode code, const std::function<void()>& fn, std::initializer_list<const char*> fragments,
-                         const std::string& what) {
+std::string expect_error(ErrorCode code, const std::function<void()>& fn,
+                         std::initializer_list<const char*> fragments, const std::string& what) {
     try {
         fn();
     } catch (const Error& e) {
@@ -91,8 +96,9 @@ std::string require_raw_error(const RawOutcome& outcome, ErrorCode code, const s
     require(!outcome.ok, what + ": expected " + code_name(code) + " but the call succeeded");
     require(outcome.code == static_cast<int32_t>(code),
             what + ": expected " + code_name(code) + ", got " + describe(outcome));
-    require(!outcome.message.empty(), what + ": " + code_name(code) + " arrived without a message; say what was "
-                                                                    "expected, what was found and what to do");
+    require(!outcome.message.empty(), what + ": " + code_name(code) +
+                                          " arrived without a message; say what was "
+                                          "expected, what was found and what to do");
     return outcome.message;
 }
 
@@ -149,9 +155,9 @@ std::string sci(double value) {
 
 // Every check, in table order; ones that cannot run are still listed, as failures with the reason.
 constexpr const char* k_checks[] = {
-    "load",           "resolve",          "devices",          "doctor",         "parity",
-    "stats",          "peak in estimate", "checkpoint",       "closed session", "budget refusal",
-    "device 99",      "invalid argument", "use after error",  "numerical error", "precision",
+    "load",      "resolve",          "devices",         "doctor",          "parity",
+    "stats",     "peak in estimate", "checkpoint",      "closed session",  "budget refusal",
+    "device 99", "invalid argument", "use after error", "numerical error", "precision",
 };
 
 class Kit {
@@ -201,9 +207,9 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
         report.plugin = r.name;
         report.path = r.path;
         require(r.ok, "the plugin loaded but is not ready: " + r.message);
-        require(r.abi_major == BRAIN_ABI_VERSION_MAJOR,
-                "ABI major " + std::to_string(r.abi_major) + " differs from the core's " +
-                    std::to_string(BRAIN_ABI_VERSION_MAJOR));
+        require(r.abi_major == BRAIN_ABI_VERSION_MAJOR, "ABI major " + std::to_string(r.abi_major) +
+                                                            " differs from the core's " +
+                                                            std::to_string(BRAIN_ABI_VERSION_MAJOR));
         require(!r.version.empty(), "brain_plugin_api::version is empty; set it to the plugin's version string");
         require(!r.description.empty(),
                 "brain_plugin_api::description is empty; say in one line what the backend is built on");
@@ -276,8 +282,11 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
         fitted = fit;
         trained = net;
         const double error = relative_error(net.parameters(), reference.parameters());
-        require(error < 1e-4, "after " + std::to_string(config.epochs) + " epochs the parameters differ from the "
-                                  "CPU reference by " + sci(error) + " (relative, limit 1e-4); check the batch "
+        require(error < 1e-4, "after " + std::to_string(config.epochs) +
+                                  " epochs the parameters differ from the "
+                                  "CPU reference by " +
+                                  sci(error) +
+                                  " (relative, limit 1e-4); check the batch "
                                   "order (brain_shuffle_index), the loss normalisation and the optimizer update");
         require(fit.epoch_losses.size() == reference_report.epoch_losses.size(), "epoch loss count differs");
         for (std::size_t e = 0; e < fit.epoch_losses.size(); ++e) {
@@ -361,8 +370,10 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
         session.close();
         session.close();
         require(!session.is_open(), "a closed session still reports is_open()");
-        expect_error(ErrorCode::InvalidState, [&] { session.train_epoch(); }, {"not usable"}, "train_epoch");
-        expect_error(ErrorCode::InvalidState, [&] { session.checkpoint(); }, {"not usable"}, "checkpoint");
+        expect_error(
+            ErrorCode::InvalidState, [&] { session.train_epoch(); }, {"not usable"}, "train_epoch");
+        expect_error(
+            ErrorCode::InvalidState, [&] { session.checkpoint(); }, {"not usable"}, "checkpoint");
         api.session_close(nullptr); // the ABI says NULL is ignored
         return std::string("closed twice, then InvalidState on train_epoch and checkpoint; session_close(NULL) "
                            "ignored");
@@ -370,20 +381,25 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
 
     kit.run("budget refusal", [&] {
         // 512x512 weights with gradients and optimizer state need 4 MiB: a 1 MiB budget must be refused at open.
-        auto big = Network::builder().input_size(512).dense(512, Activation::Relu).dense(3, Activation::Linear).build();
+        auto big =
+            Network::builder().input_size(512).dense(512, Activation::Relu).dense(3, Activation::Linear).build();
         const Dataset big_data = regression_data(64, 512, 3, 1);
         const auto tight = TrainingBackend::plugin(name, options.device, 1);
-        const std::string message =
-            expect_error(ErrorCode::BudgetExceeded, [&] { (void)TrainingSession(big, big_data, TrainConfig{1, 64, true, 1}, tight); },
-                         {"budget", "batch"}, "a session needing 4 MiB under a 1 MiB budget");
+        const std::string message = expect_error(
+            ErrorCode::BudgetExceeded,
+            [&] {
+                (void)TrainingSession(big, big_data, TrainConfig{1, 64, true, 1}, tight);
+            },
+            {"budget", "batch"}, "a session needing 4 MiB under a 1 MiB budget");
         return "BudgetExceeded: " + message;
     });
 
     kit.run("device 99", [&] {
         const auto missing = TrainingBackend::plugin(name, 99, options.budget_mib);
         const auto net = kit_network();
-        expect_error(ErrorCode::DeviceNotFound, [&] { (void)TrainingSession(net, data, config, missing); }, {"99"},
-                     "session_open on device 99");
+        expect_error(
+            ErrorCode::DeviceNotFound, [&] { (void)TrainingSession(net, data, config, missing); }, {"99"},
+            "session_open on device 99");
         brain_device_report raw{};
         raw.struct_size = sizeof(raw);
         const std::string message =
@@ -416,8 +432,8 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
         std::uint64_t step = 0;
         const RawOutcome wrong = take(api, api.session_checkpoint(session.get(), params.data(), params.size(),
                                                                   state.data(), state.size(), &step));
-        const std::string message =
-            require_raw_error(wrong, ErrorCode::InvalidArgument, "session_checkpoint with buffers of the wrong size");
+        const std::string message = require_raw_error(wrong, ErrorCode::InvalidArgument,
+                                                      "session_checkpoint with buffers of the wrong size");
         // After a refused call the session either still works or refuses cleanly with a known code.
         const RawOutcome again = take(api, api.session_checkpoint(session.get(), params.data(), params.size() - 1,
                                                                   state.data(), state.size() - 1, &step));
@@ -447,11 +463,13 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
             }
         }
         require(error.has_value(), "8 epochs at learning rate 1e20 all returned finite losses (last " +
-                                       std::to_string(last) + "); report the loss as computed, NaN or inf included");
+                                       std::to_string(last) +
+                                       "); report the loss as computed, NaN or inf included");
         require(error->code() == ErrorCode::NumericalError,
                 "a diverging run failed with " + error_text(*error) + " instead of NumericalError");
-        expect_error(ErrorCode::InvalidState, [&] { session.train_epoch(); }, {"not usable"},
-                     "train_epoch after the NumericalError");
+        expect_error(
+            ErrorCode::InvalidState, [&] { session.train_epoch(); }, {"not usable"},
+            "train_epoch after the NumericalError");
         return std::string("NumericalError (") + error->what() + "), then InvalidState";
     });
 
@@ -467,9 +485,9 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
                         "; never fall back silently: refuse with Unsupported instead");
             return std::string("TF32 accepted and reported in the stats");
         } catch (const Error& e) {
-            require(e.code() == ErrorCode::Unsupported,
-                    "asking for TF32 failed with " + error_text(e) + "; refuse an unsupported precision with "
-                                                                     "Unsupported");
+            require(e.code() == ErrorCode::Unsupported, "asking for TF32 failed with " + error_text(e) +
+                                                            "; refuse an unsupported precision with "
+                                                            "Unsupported");
             require(std::string(e.what()).size() > 0, "Unsupported arrived without a message");
             return "TF32 refused with Unsupported: " + std::string(e.what());
         }
@@ -485,7 +503,8 @@ ConformanceReport run_conformance(const std::string& name, const ConformanceOpti
     return report;
 }
 
-ConformanceReport run_conformance_file(const std::filesystem::path& plugin_file, const ConformanceOptions& options) {
+ConformanceReport run_conformance_file(const std::filesystem::path& plugin_file,
+                                       const ConformanceOptions& options) {
     ConformanceReport report;
     report.plugin = detail::plugin_name_from_file(plugin_file);
     report.path = plugin_file;
@@ -505,8 +524,8 @@ std::string format_conformance_table(const ConformanceReport& report) {
             << c.detail << "\n";
         passed += c.passed ? 1 : 0;
     }
-    out << passed << " of " << report.checks.size() << " checks passed: "
-        << (report.passed() ? "the plugin conforms" : "the plugin does NOT conform") << "\n";
+    out << passed << " of " << report.checks.size()
+        << " checks passed: " << (report.passed() ? "the plugin conforms" : "the plugin does NOT conform") << "\n";
     return out.str();
 }
 

@@ -148,27 +148,31 @@ std::string find_out_of_range_number(const std::string& text) {
         return {};
     }
     std::string found;
-    std::function<bool(const nlohmann::ordered_json&, const std::string&)> walk =
-        [&](const nlohmann::ordered_json& j, const std::string& path) {
+    // Decimal values at or beyond FLT_MAX + half an ulp round to infinity in float32.
+    const double overflow = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
+    // Model files nest four levels deep; the limit keeps hostile nesting from exhausting the stack.
+    constexpr int kMaxDepth = 64;
+    std::function<bool(const nlohmann::ordered_json&, const std::string&, int)> walk =
+        [&](const nlohmann::ordered_json& j, const std::string& path, int depth) {
+            if (depth > kMaxDepth) return false;
             if (j.is_number_float()) {
-                const double v = j.get<double>();
-                if (!(std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+                if (!(std::fabs(j.get<double>()) < overflow)) {
                     found = path;
                     return true;
                 }
             } else if (j.is_array()) {
                 for (std::size_t i = 0; i < j.size(); ++i)
-                    if (walk(j[i], path + "/" + std::to_string(i))) return true;
+                    if (walk(j[i], path + "/" + std::to_string(i), depth + 1)) return true;
             } else if (j.is_object()) {
                 for (const auto& [key, value] : j.items()) {
                     std::string escaped;
                     for (char c : key) escaped += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-                    if (walk(value, path + "/" + escaped)) return true;
+                    if (walk(value, path + "/" + escaped, depth + 1)) return true;
                 }
             }
             return false;
         };
-    walk(doc, "");
+    walk(doc, "", 0);
     return found;
 }
 

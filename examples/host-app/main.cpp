@@ -1,7 +1,6 @@
 // A host application: trains a small classifier on the CPU backend (or the one named by the first argument,
 // e.g. "naive" or "cuda:0") and checks that it learned. Exit status 0 when it did.
 #include <brain/brain.hpp>
-
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -27,8 +26,7 @@ int main(int argc, char** argv) {
                            .optimizer(brain::Optimizer::adam(0.05f))
                            .seed(3)
                            .build();
-        const auto backend =
-            argc > 1 ? brain::TrainingBackend::parse(argv[1], 256) : brain::TrainingBackend::cpu();
+        const auto backend = argc > 1 ? brain::TrainingBackend::parse(argv[1], 256) : brain::TrainingBackend::cpu();
         const auto report = network.fit_with_backend(data, brain::TrainConfig{30, 32, true, 1}, backend);
         const auto evaluation = network.evaluate(data);
         std::cout << "brain " << brain::version() << " on " << backend.describe() << ": loss "

@@ -5,13 +5,11 @@
 #include <brain/dense_math.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
-
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <unistd.h>
 
 #ifndef NAIVE_PLUGIN_VERSION
 #define NAIVE_PLUGIN_VERSION "0.0.0"
@@ -37,8 +35,8 @@ void log_message(int32_t level, const std::string& message) {
 
 void check_device(int32_t device) {
     if (device != 0)
-        throw Failure(BRAIN_ERR_DEVICE_NOT_FOUND,
-                      "the naive backend has one device, 0; got device " + std::to_string(device) + ". Use device 0");
+        throw Failure(BRAIN_ERR_DEVICE_NOT_FOUND, "the naive backend has one device, 0; got device " +
+                                                      std::to_string(device) + ". Use device 0");
 }
 
 std::int64_t total_memory_mib() {
@@ -68,8 +66,8 @@ bool gemm_check(std::string& notes) {
     naive::dense_forward(x, w, b, z, 2, 3, 2);
     for (int i = 0; i < 4; ++i)
         if (z[i] != expected[i]) {
-            notes += "the dense product gave " + std::to_string(z[i]) + " instead of " + std::to_string(expected[i]) +
-                     ". ";
+            notes += "the dense product gave " + std::to_string(z[i]) + " instead of " +
+                     std::to_string(expected[i]) + ". ";
             return false;
         }
     return true;
@@ -150,7 +148,8 @@ brain_error* session_open(const brain_session_desc* desc, brain_session** out_se
 
 brain_error* session_train_epoch(brain_session* session, float* out_loss) {
     return guard([&] {
-        if (!session || !out_loss) throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "train_epoch was given a null pointer");
+        if (!session || !out_loss)
+            throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "train_epoch was given a null pointer");
         *out_loss = session->train_epoch();
     });
 }
@@ -170,7 +169,9 @@ brain_error* session_stats(const brain_session* session, brain_session_stats* ou
     });
 }
 
-void session_close(brain_session* session) { delete session; } // deleting NULL is a no-op, as the ABI asks
+void session_close(brain_session* session) {
+    delete session;
+} // deleting NULL is a no-op, as the ABI asks
 
 } // namespace
 

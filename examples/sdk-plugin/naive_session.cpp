@@ -2,10 +2,9 @@
 // (batch order, loss normalisation, PyTorch's optimizer rules) so that it matches the CPU reference.
 #include "naive_session.hpp"
 
+#include <algorithm>
 #include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -48,8 +47,9 @@ std::uint64_t Plan::tensor_bytes(std::size_t batch) const noexcept {
 }
 
 Plan make_plan(const brain_session_desc& desc) {
-    if (desc.device != 0) fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the naive backend has one device, 0; got device ",
-                               desc.device, ". Use device 0");
+    if (desc.device != 0)
+        fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the naive backend has one device, 0; got device ", desc.device,
+             ". Use device 0");
     if (desc.precision != BRAIN_PRECISION_FLOAT32)
         fail(BRAIN_ERR_UNSUPPORTED, "the naive backend computes in float32 only; got precision ", desc.precision,
              ". Request Float32");
@@ -77,7 +77,8 @@ Plan make_plan(const brain_session_desc& desc) {
             fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " has unknown activation ", in.activation);
         if (in.activation == BRAIN_ACT_SOFTMAX && i + 1 != model.layer_count)
             fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " uses softmax, which only the output layer may");
-        Layer layer{in.inputs, in.outputs, in.activation, in.activation_param, offset, offset + static_cast<std::size_t>(in.inputs) * in.outputs};
+        Layer layer{in.inputs,           in.outputs, in.activation,
+                    in.activation_param, offset,     offset + static_cast<std::size_t>(in.inputs) * in.outputs};
         offset = layer.bias_offset + in.outputs;
         width = in.outputs;
         plan.layers.push_back(layer);
@@ -113,8 +114,10 @@ Session::Session(const brain_session_desc& desc) {
         std::size_t fits = 0; // the largest batch within the budget, by bisection on [0, batch_rows)
         for (std::size_t lo = 0, hi = m_plan.batch_rows; lo < hi;) {
             const std::size_t mid = (lo + hi + 1) / 2;
-            if (m_plan.tensor_bytes(mid) <= m_plan.budget_bytes) lo = fits = mid;
-            else hi = mid - 1;
+            if (m_plan.tensor_bytes(mid) <= m_plan.budget_bytes)
+                lo = fits = mid;
+            else
+                hi = mid - 1;
         }
         if (fits == 0)
             fail(BRAIN_ERR_BUDGET_EXCEEDED, "the naive backend needs ", m_plan.tensor_bytes(1),
@@ -129,7 +132,8 @@ Session::Session(const brain_session_desc& desc) {
     m_targets.assign(data.targets, data.targets + m_plan.rows * m_plan.target_width);
     m_params.assign(desc.parameters, desc.parameters + m_plan.parameter_count);
     m_state.assign(m_plan.state_count, 0.0f);
-    if (m_plan.state_count) std::copy(desc.optimizer_state, desc.optimizer_state + m_plan.state_count, m_state.begin());
+    if (m_plan.state_count)
+        std::copy(desc.optimizer_state, desc.optimizer_state + m_plan.state_count, m_state.begin());
     m_grads.assign(m_plan.parameter_count, 0.0f);
     m_x.assign(m_plan.batch_rows * m_plan.input_width, 0.0f);
     m_t.assign(m_plan.batch_rows * m_plan.target_width, 0.0f);
@@ -176,7 +180,8 @@ void Session::backward(std::size_t rows) {
             for (std::size_t o = 0; o < layer.outputs; ++o) {
                 const float d = delta[r * layer.outputs + o];
                 db[o] += d;
-                for (std::size_t i = 0; i < layer.inputs; ++i) dw[o * layer.inputs + i] += d * input[r * layer.inputs + i];
+                for (std::size_t i = 0; i < layer.inputs; ++i)
+                    dw[o * layer.inputs + i] += d * input[r * layer.inputs + i];
             }
         if (l == 0) continue;
         // dL/da of the layer below, then through its activation to dL/dz.
@@ -209,7 +214,8 @@ void Session::step() {
     }
     // PyTorch's Adam (and AdamW's decoupled decay), with the bias corrections computed in double.
     const double t = static_cast<double>(m_step);
-    const float step_size = static_cast<float>(opt.learning_rate / (1.0 - std::pow(static_cast<double>(opt.beta1), t)));
+    const float step_size =
+        static_cast<float>(opt.learning_rate / (1.0 - std::pow(static_cast<double>(opt.beta1), t)));
     const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(opt.beta2), t)));
     const float decay = opt.kind == BRAIN_OPT_ADAMW ? 1.0f - opt.learning_rate * opt.weight_decay : 1.0f;
     float* m = m_state.data();
@@ -234,9 +240,10 @@ float Session::train_epoch() {
         const std::size_t n = std::min(batch, rows - first);
         for (std::size_t r = 0; r < n; ++r) {
             const std::size_t p = first + r;
-            const std::size_t row = m_plan.config.shuffle
-                                        ? static_cast<std::size_t>(brain_shuffle_index(m_plan.config.seed, m_epoch, rows, p))
-                                        : p;
+            const std::size_t row =
+                m_plan.config.shuffle
+                    ? static_cast<std::size_t>(brain_shuffle_index(m_plan.config.seed, m_epoch, rows, p))
+                    : p;
             std::copy_n(&m_features[row * in], in, &m_x[r * in]);
             std::copy_n(&m_targets[row * out], out, &m_t[r * out]);
         }
@@ -265,8 +272,7 @@ void Session::checkpoint(float* parameters, std::uint64_t parameter_count, float
              state_count, " state floats; this session has ", m_plan.parameter_count, " and ", m_plan.state_count);
     if (!parameters || (state_count && !state) || !out_step)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "checkpoint was given a null buffer");
-    if (m_failed)
-        fail(BRAIN_ERR_INVALID_STATE, "this naive session failed earlier; its weights are not finite");
+    if (m_failed) fail(BRAIN_ERR_INVALID_STATE, "this naive session failed earlier; its weights are not finite");
     std::copy(m_params.begin(), m_params.end(), parameters);
     std::copy(m_state.begin(), m_state.end(), state);
     *out_step = m_step;

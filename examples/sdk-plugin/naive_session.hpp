@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/plugin_abi.h>
-
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -57,14 +56,14 @@ public:
     brain_session_stats stats() const noexcept;
 
 private:
-    double forward(std::size_t rows);  // fills z, a and the output delta; returns the batch loss
-    void backward(std::size_t rows);   // fills the gradients
-    void step();                       // one optimizer update
+    double forward(std::size_t rows); // fills z, a and the output delta; returns the batch loss
+    void backward(std::size_t rows);  // fills the gradients
+    void step();                      // one optimizer update
 
     Plan m_plan;
     std::vector<float> m_features, m_targets; // the data set copy (the view is borrowed only during open)
     std::vector<float> m_params, m_grads, m_state;
-    std::vector<float> m_x, m_t;                // the gathered batch
+    std::vector<float> m_x, m_t; // the gathered batch
     std::vector<std::vector<float>> m_z, m_a, m_delta;
     std::uint64_t m_step = 0, m_epoch = 0, m_epochs = 0, m_batches = 0;
     std::uint64_t m_peak = 0, m_device_to_host = 0;

@@ -6,10 +6,9 @@
 #include "device_scalars.h"
 #include "kernel_module.hpp"
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstring>
+#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -24,9 +23,10 @@ namespace {
     void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!driver) {
         const char* why = dlerror();
-        fail(BRAIN_ERR_DRIVER_UNAVAILABLE, std::string("no CUDA driver: libcuda.so.1 could not be loaded (") +
-                                               (why ? why : "unknown loader error") + "; " + runtime_error +
-                                               "); install the NVIDIA driver and check that nvidia-smi lists the GPU");
+        fail(BRAIN_ERR_DRIVER_UNAVAILABLE,
+             std::string("no CUDA driver: libcuda.so.1 could not be loaded (") +
+                 (why ? why : "unknown loader error") + "; " + runtime_error +
+                 "); install the NVIDIA driver and check that nvidia-smi lists the GPU");
     }
     dlclose(driver);
     if (status == cudaErrorNoDevice)
@@ -46,7 +46,9 @@ namespace {
          "the CUDA driver could not be initialised (" + runtime_error + "); check nvidia-smi and dmesg");
 }
 
-std::string mib_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+std::string mib_text(std::uint64_t bytes) {
+    return std::to_string(bytes >> 20) + " MiB";
+}
 
 // cuBLAS computes a 2x3 by 3x2 product whose answer is known exactly.
 void check_gemm() {
@@ -83,7 +85,8 @@ std::string check_kernel() {
     brain_cuda_scalars scalars{};
     scalars.epoch = epoch;
     DeviceBuffer dscalars = allocator.allocate(sizeof scalars, MemoryKind::Workspace, "the kernel check's scalars");
-    DeviceBuffer dperm = allocator.allocate(n * sizeof(uint32_t), MemoryKind::Workspace, "the kernel check's output");
+    DeviceBuffer dperm =
+        allocator.allocate(n * sizeof(uint32_t), MemoryKind::Workspace, "the kernel check's output");
     check_cuda(cudaMemcpy(dscalars.get(), &scalars, sizeof scalars, cudaMemcpyHostToDevice), "cudaMemcpy");
     check_cuda(cudaMemset(dperm.get(), 0xff, n * sizeof(uint32_t)), "cudaMemset");
     launch(kernels.shuffle_permutation, dim3(4), dim3(128), stream.get(), "brain_shuffle_permutation",
@@ -118,8 +121,9 @@ int device_count() {
 void select_device(int device) {
     const int count = device_count();
     if (device < 0 || device >= count)
-        fail(BRAIN_ERR_DEVICE_NOT_FOUND, "CUDA device " + std::to_string(device) + " does not exist: this machine has " +
-                                             std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices") +
+        fail(BRAIN_ERR_DEVICE_NOT_FOUND, "CUDA device " + std::to_string(device) +
+                                             " does not exist: this machine has " + std::to_string(count) +
+                                             (count == 1 ? " CUDA device" : " CUDA devices") +
                                              " (valid indices 0.." + std::to_string(count - 1) + ")");
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
 }
@@ -169,7 +173,8 @@ brain_device_report probe_device(int device, std::uint64_t memory_budget_bytes) 
                 report.allocation_test = 1;
             else
                 note("Allocation test failed: the budget of " + mib_text(memory_budget_bytes) +
-                     " was allocated but could not be written (" + describe(touch != cudaSuccess ? touch : sync) + ").");
+                     " was allocated but could not be written (" + describe(touch != cudaSuccess ? touch : sync) +
+                     ").");
         } else {
             (void)cudaGetLastError();
             note("Allocation test failed: cudaMalloc of the whole budget (" + mib_text(memory_budget_bytes) +

@@ -2,7 +2,9 @@
 
 namespace brain::cuda {
 
-void fail(brain_status code, const std::string& message) { throw sdk::Failure(code, message); }
+void fail(brain_status code, const std::string& message) {
+    throw sdk::Failure(code, message);
+}
 
 std::string describe(cudaError_t status) {
     return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
@@ -25,7 +27,8 @@ void check_cuda(cudaError_t status, const char* what) {
 void check_cublas(cublasStatus_t status, const char* what) {
     if (status == CUBLAS_STATUS_SUCCESS) return;
     if (status == CUBLAS_STATUS_ALLOC_FAILED)
-        fail(BRAIN_ERR_ALLOCATION_FAILED, std::string(what) + " failed: cuBLAS could not allocate: " + describe(status));
+        fail(BRAIN_ERR_ALLOCATION_FAILED,
+             std::string(what) + " failed: cuBLAS could not allocate: " + describe(status));
     fail(BRAIN_ERR_GEMM_FAILED, std::string(what) + " failed: " + describe(status));
 }
 

@@ -3,11 +3,9 @@
 #pragma once
 
 #include <brain/plugin_sdk.hpp>
-
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
-
 #include <string>
 
 namespace brain::cuda {

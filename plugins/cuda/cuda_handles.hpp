@@ -13,7 +13,9 @@ namespace brain::cuda {
 // A non-blocking CUDA stream.
 class Stream {
 public:
-    Stream() { check_cuda(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+    Stream() {
+        check_cuda(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    }
     ~Stream() {
         if (m_stream) (void)cudaStreamDestroy(m_stream);
     }

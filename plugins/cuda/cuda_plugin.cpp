@@ -4,9 +4,8 @@
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
 
-#include <brain/plugin_sdk.hpp>
-
 #include <atomic>
+#include <brain/plugin_sdk.hpp>
 
 // The opaque session of the ABI is the C++ session.
 struct brain_session {
@@ -80,7 +79,9 @@ brain_error* session_stats(const brain_session* session, brain_session_stats* ou
     });
 }
 
-void session_close(brain_session* session) { delete session; }
+void session_close(brain_session* session) {
+    delete session;
+}
 
 const brain_plugin_api g_api = {
     sizeof(brain_plugin_api),
@@ -88,7 +89,8 @@ const brain_plugin_api g_api = {
     BRAIN_ABI_VERSION_MINOR,
     "cuda",
     "0.1.0",
-    "NVIDIA GPUs through the CUDA runtime (static), cuBLAS and NVRTC, built against CUDA " BRAIN_CUDA_TOOLKIT_VERSION,
+    "NVIDIA GPUs through the CUDA runtime (static), cuBLAS and NVRTC, built against "
+    "CUDA " BRAIN_CUDA_TOOLKIT_VERSION,
     sdk::error_code,
     sdk::error_message,
     sdk::error_destroy,
@@ -104,7 +106,9 @@ const brain_plugin_api g_api = {
 
 } // namespace
 
-void set_host(const brain_host_api* host) noexcept { g_host.store(host); }
+void set_host(const brain_host_api* host) noexcept {
+    g_host.store(host);
+}
 
 void log_message(int level, const std::string& message) noexcept {
     const brain_host_api* host = g_host.load();
@@ -113,4 +117,6 @@ void log_message(int level, const std::string& message) noexcept {
 
 } // namespace brain::cuda
 
-extern "C" BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) { return &brain::cuda::g_api; }
+extern "C" BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) {
+    return &brain::cuda::g_api;
+}

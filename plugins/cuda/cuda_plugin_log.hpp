@@ -2,7 +2,6 @@
 #pragma once
 
 #include <brain/plugin_abi.h>
-
 #include <string>
 
 namespace brain::cuda {

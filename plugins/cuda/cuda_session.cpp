@@ -5,8 +5,8 @@
 #include "device_scalars.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -28,10 +28,14 @@ std::string mib(std::uint64_t bytes) {
     return text;
 }
 
-[[noreturn]] void invalid(const std::string& message) { fail(BRAIN_ERR_INVALID_ARGUMENT, message); }
+[[noreturn]] void invalid(const std::string& message) {
+    fail(BRAIN_ERR_INVALID_ARGUMENT, message);
+}
 
 // cuBLAS takes int dimensions.
-int dim(std::size_t value) { return static_cast<int>(value); }
+int dim(std::size_t value) {
+    return static_cast<int>(value);
+}
 
 } // namespace
 
@@ -49,7 +53,9 @@ std::uint64_t SessionPlan::tensor_bytes(std::size_t b) const noexcept {
     return total;
 }
 
-std::uint64_t SessionPlan::scratch_bytes(std::size_t b) const noexcept { return charged_bytes(4ull * b); }
+std::uint64_t SessionPlan::scratch_bytes(std::size_t b) const noexcept {
+    return charged_bytes(4ull * b);
+}
 
 std::uint64_t SessionPlan::dataset_bytes() const noexcept {
     std::uint64_t total = charged_bytes(4ull * rows * input_width) + charged_bytes(4ull * rows * target_width);
@@ -71,9 +77,8 @@ SessionPlan make_session_plan(const brain_session_desc& desc) {
             invalid("layer " + std::to_string(i) + " has " + std::to_string(layer.inputs) + " inputs and " +
                     std::to_string(layer.outputs) + " outputs; both must be at least 1");
         if (i > 0 && layer.inputs != model.layers[i - 1].outputs)
-            invalid("layer " + std::to_string(i) + " takes " + std::to_string(layer.inputs) +
-                    " inputs but layer " + std::to_string(i - 1) + " gives " +
-                    std::to_string(model.layers[i - 1].outputs));
+            invalid("layer " + std::to_string(i) + " takes " + std::to_string(layer.inputs) + " inputs but layer " +
+                    std::to_string(i - 1) + " gives " + std::to_string(model.layers[i - 1].outputs));
         if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
             invalid("layer " + std::to_string(i) + " has unknown activation " + std::to_string(layer.activation));
         if (layer.activation == BRAIN_ACT_SOFTMAX && i + 1 != model.layer_count)
@@ -95,7 +100,8 @@ SessionPlan make_session_plan(const brain_session_desc& desc) {
     if (optimizer.kind < BRAIN_OPT_SGD || optimizer.kind > BRAIN_OPT_ADAMW)
         invalid("unknown optimizer kind " + std::to_string(optimizer.kind));
     if (!(optimizer.learning_rate > 0.0f) || !std::isfinite(optimizer.learning_rate))
-        invalid("the learning rate is " + std::to_string(optimizer.learning_rate) + "; it must be positive and finite");
+        invalid("the learning rate is " + std::to_string(optimizer.learning_rate) +
+                "; it must be positive and finite");
     plan.optimizer = optimizer;
     if (config.batch_size == 0) invalid("batch_size is 0; it must be at least 1");
     plan.config = config;
@@ -108,8 +114,8 @@ SessionPlan make_session_plan(const brain_session_desc& desc) {
                 std::to_string(std::numeric_limits<uint32_t>::max()));
     if (!data.features || !data.targets) invalid("the data set view has a null features or targets pointer");
     if (data.input_width != plan.layers.front().inputs)
-        invalid("the data set has " + std::to_string(data.input_width) + " input columns but the first layer takes " +
-                std::to_string(plan.layers.front().inputs));
+        invalid("the data set has " + std::to_string(data.input_width) +
+                " input columns but the first layer takes " + std::to_string(plan.layers.front().inputs));
     if (data.target_width != plan.layers.back().outputs)
         invalid("the data set has " + std::to_string(data.target_width) +
                 " target columns but the output layer has " + std::to_string(plan.layers.back().outputs));
@@ -149,14 +155,15 @@ CudaSession::CudaSession(const brain_session_desc& desc)
             else
                 hi = mid - 1;
         }
-        fail(BRAIN_ERR_BUDGET_EXCEEDED,
-             "the CUDA session needs " + mib(needed) + " of device memory for batch size " +
-                 std::to_string(plan.batch_rows) + " (parameters, gradients, optimizer state and batch tensors) but "
-                 "the memory budget is " + mib(budget) + "; " +
-                 (lo > 0 ? "the largest batch size that fits is " + std::to_string(lo)
-                         : "not even batch size 1 fits: raise the budget to at least " +
-                               mib(plan.tensor_bytes(1) + plan.scratch_bytes(1))) +
-                 "; nothing was allocated");
+        fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CUDA session needs " + mib(needed) +
+                                            " of device memory for batch size " + std::to_string(plan.batch_rows) +
+                                            " (parameters, gradients, optimizer state and batch tensors) but "
+                                            "the memory budget is " +
+                                            mib(budget) + "; " +
+                                            (lo > 0 ? "the largest batch size that fits is " + std::to_string(lo)
+                                                    : "not even batch size 1 fits: raise the budget to at least " +
+                                                          mib(plan.tensor_bytes(1) + plan.scratch_bytes(1))) +
+                                            "; nothing was allocated");
     }
     std::uint64_t left = budget == 0 ? std::numeric_limits<std::uint64_t>::max() : budget - needed;
     const bool resident = plan.dataset_bytes() <= left;
@@ -177,9 +184,15 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_stream.emplace();
     m_cublas.emplace();
     switch (plan.precision) {
-    case BRAIN_PRECISION_TF32: m_compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-    case BRAIN_PRECISION_BF16: m_compute = CUBLAS_COMPUTE_32F_FAST_16BF; break;
-    default: m_compute = CUBLAS_COMPUTE_32F; break;
+    case BRAIN_PRECISION_TF32:
+        m_compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        break;
+    case BRAIN_PRECISION_BF16:
+        m_compute = CUBLAS_COMPUTE_32F_FAST_16BF;
+        break;
+    default:
+        m_compute = CUBLAS_COMPUTE_32F;
+        break;
     }
     const char* graphs = std::getenv("BRAIN_CUDA_GRAPHS");
     m_use_graphs = !(graphs && std::strcmp(graphs, "0") == 0);
@@ -200,7 +213,8 @@ CudaSession::~CudaSession() {
     (void)cudaGetLastError();
 }
 
-void CudaSession::allocate_and_upload(const brain_session_desc& desc, bool resident, std::uint64_t cublas_workspace) {
+void CudaSession::allocate_and_upload(const brain_session_desc& desc, bool resident,
+                                      std::uint64_t cublas_workspace) {
     const SessionPlan& plan = m_plan;
     const std::size_t b = plan.batch_rows;
     cudaStream_t stream = m_stream->get();
@@ -297,15 +311,16 @@ unsigned CudaSession::elementwise_blocks(std::uint64_t count) const noexcept {
 void CudaSession::gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
                        const float* b, int ldb, float* c, int ldc, const char* what) {
     const auto* scalars = static_cast<const brain_cuda_scalars*>(m_scalars.get());
-    check_cublas(cublasGemmEx(m_cublas->get(), ta, tb, m, n, k, &scalars->one, a, CUDA_R_32F, lda, b, CUDA_R_32F, ldb,
-                              &scalars->zero, c, CUDA_R_32F, ldc, m_compute, CUBLAS_GEMM_DEFAULT),
+    check_cublas(cublasGemmEx(m_cublas->get(), ta, tb, m, n, k, &scalars->one, a, CUDA_R_32F, lda, b, CUDA_R_32F,
+                              ldb, &scalars->zero, c, CUDA_R_32F, ldc, m_compute, CUBLAS_GEMM_DEFAULT),
                  what);
 }
 
 // Row-major tensors seen by column-major cuBLAS: a row-major (r x c) matrix is its column-major transpose.
 // Forward  Z (B x out) = X W^T          ->  Z^T = op_T(W^T) X^T:   gemm(T, N, out, B, in, W, in, X, in, Z, out)
-// Weights  dW (out x in) = delta^T X    ->  dW^T = X^T delta:      gemm(N, T, in, out, B, X, in, delta, out, dW, in)
-// Inputs   dX (B x in) = delta W        ->  dX^T = W^T delta^T:    gemm(N, N, in, B, out, W, in, delta, out, dX, in)
+// Weights  dW (out x in) = delta^T X    ->  dW^T = X^T delta:      gemm(N, T, in, out, B, X, in, delta, out, dW,
+// in) Inputs   dX (B x in) = delta W        ->  dX^T = W^T delta^T:    gemm(N, N, in, B, out, W, in, delta, out,
+// dX, in)
 void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, int batch) {
     const SessionPlan& plan = m_plan;
     const KernelModule& k = *m_kernels;
@@ -322,8 +337,9 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
         float* z = m_z[l].floats();
         float* a = m_a[l].get() ? m_a[l].floats() : z;
         const float* bias = params + layer.bias_offset;
-        gemm(CUBLAS_OP_T, CUBLAS_OP_N, dim(layer.outputs), dim(rows), dim(layer.inputs), params + layer.weight_offset,
-             dim(layer.inputs), input, dim(layer.inputs), z, dim(layer.outputs), "cublasGemmEx (forward)");
+        gemm(CUBLAS_OP_T, CUBLAS_OP_N, dim(layer.outputs), dim(rows), dim(layer.inputs),
+             params + layer.weight_offset, dim(layer.inputs), input, dim(layer.inputs), z, dim(layer.outputs),
+             "cublasGemmEx (forward)");
         if (l + 1 == layer_count) {
             launch(k.output_loss, dim3(warp_blocks), dim3(threads_per_block), stream, "brain_output_loss", z, a,
                    m_delta[l].floats(), bias, t, m_row_loss.floats(), rows, static_cast<unsigned>(layer.outputs),
@@ -345,15 +361,17 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
         const float* prev = l == 0 ? x : (m_a[l - 1].get() ? m_a[l - 1].floats() : m_z[l - 1].floats());
         float* delta = m_delta[l].floats();
         gemm(CUBLAS_OP_N, CUBLAS_OP_T, dim(layer.inputs), dim(layer.outputs), dim(rows), prev, dim(layer.inputs),
-             delta, dim(layer.outputs), grads + layer.weight_offset, dim(layer.inputs), "cublasGemmEx (weight gradient)");
+             delta, dim(layer.outputs), grads + layer.weight_offset, dim(layer.inputs),
+             "cublasGemmEx (weight gradient)");
         launch(k.column_sums, dim3(static_cast<unsigned>((layer.outputs + 31) / 32)), dim3(32, 8), stream,
                "brain_column_sums", static_cast<const float*>(delta), grads + layer.bias_offset, rows,
                static_cast<unsigned>(layer.outputs));
         if (l == 0) continue;
         const LayerPlan& below = plan.layers[l - 1];
         float* below_delta = m_delta[l - 1].floats();
-        gemm(CUBLAS_OP_N, CUBLAS_OP_N, dim(layer.inputs), dim(rows), dim(layer.outputs), params + layer.weight_offset,
-             dim(layer.inputs), delta, dim(layer.outputs), below_delta, dim(layer.inputs), "cublasGemmEx (backward)");
+        gemm(CUBLAS_OP_N, CUBLAS_OP_N, dim(layer.inputs), dim(rows), dim(layer.outputs),
+             params + layer.weight_offset, dim(layer.inputs), delta, dim(layer.outputs), below_delta,
+             dim(layer.inputs), "cublasGemmEx (backward)");
         const float* bz = m_z[l - 1].floats();
         const float* ba = m_a[l - 1].get() ? m_a[l - 1].floats() : bz;
         if (below.activation == BRAIN_ACT_SOFTMAX) {
@@ -375,7 +393,8 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
     const dim3 grid(elementwise_blocks(n));
     if (opt.kind == BRAIN_OPT_SGD) {
         launch(k.sgd_update, grid, dim3(threads_per_block), stream, "brain_sgd_update", params,
-               static_cast<const float*>(grads), m_state.floats(), n, opt.learning_rate, opt.momentum, scalars, batch);
+               static_cast<const float*>(grads), m_state.floats(), n, opt.learning_rate, opt.momentum, scalars,
+               batch);
     } else {
         launch(k.adam_update, grid, dim3(threads_per_block), stream, "brain_adam_update", params,
                static_cast<const float*>(grads), m_state.floats(), m_state.floats() + plan.parameter_count, n,
@@ -432,9 +451,10 @@ void CudaSession::run_staged_epoch() {
         float* ts = xs + rows * in;
         for (std::size_t r = 0; r < rows; ++r) {
             const std::size_t p = start + r;
-            const std::size_t row = plan.config.shuffle ? static_cast<std::size_t>(brain_shuffle_index(
-                                                              plan.config.seed, epoch, plan.rows, p))
-                                                        : p;
+            const std::size_t row =
+                plan.config.shuffle
+                    ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
+                    : p;
             std::memcpy(xs + r * in, m_host_features.data() + row * in, in * sizeof(float));
             std::memcpy(ts + r * out, m_host_targets.data() + row * out, out * sizeof(float));
         }
@@ -464,7 +484,8 @@ float CudaSession::train_epoch() {
             if (!m_graph.ready()) {
                 // The epoch's launches never change (epoch and step live on the device), so one capture serves
                 // every later epoch.
-                check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+                check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                           "cudaStreamBeginCapture");
                 try {
                     enqueue_resident_epoch();
                 } catch (...) {
@@ -480,8 +501,9 @@ float CudaSession::train_epoch() {
             check_cuda(cudaGraphLaunch(m_graph.get(), stream), "cudaGraphLaunch (the epoch)");
         }
         auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
-        check_cuda(cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost, stream),
-                   "reading the epoch's loss");
+        check_cuda(
+            cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost, stream),
+            "reading the epoch's loss");
         check_cuda(cudaStreamSynchronize(stream), "the epoch");
     } catch (const sdk::Failure& failure) {
         m_failure = failure.what();
@@ -515,9 +537,11 @@ void CudaSession::fail_numerical(float loss) {
         what = "the epoch's mean loss was " + std::to_string(loss);
     m_failure = "training diverged in " + where + ": " + what;
     ++m_epochs;
-    fail(BRAIN_ERR_NUMERICAL, m_failure + "; the weights of the last checkpoint are kept: lower the learning rate "
-                                          "(now " + std::to_string(m_plan.optimizer.learning_rate) +
-                                          ") or check the data for extreme values");
+    fail(BRAIN_ERR_NUMERICAL, m_failure +
+                                  "; the weights of the last checkpoint are kept: lower the learning rate "
+                                  "(now " +
+                                  std::to_string(m_plan.optimizer.learning_rate) +
+                                  ") or check the data for extreme values");
 }
 
 void CudaSession::checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,

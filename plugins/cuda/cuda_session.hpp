@@ -9,11 +9,10 @@
 #include "kernel_module.hpp"
 
 #include <brain/plugin_abi.h>
-
 #include <chrono>
-#include <optional>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,17 +89,17 @@ private:
     int m_sm_count = 1;
     const KernelModule* m_kernels = nullptr;
     DeviceAllocator m_allocator;
-    std::optional<Stream> m_stream;      // created only once the budget check has passed
+    std::optional<Stream> m_stream; // created only once the budget check has passed
     std::optional<CublasHandle> m_cublas;
     cublasComputeType_t m_compute = CUBLAS_COMPUTE_32F;
     DeviceBuffer m_params, m_grads, m_state, m_scalars;
-    DeviceBuffer m_x, m_t;                  // the batch's inputs and targets (gathered or staged)
+    DeviceBuffer m_x, m_t; // the batch's inputs and targets (gathered or staged)
     std::vector<DeviceBuffer> m_z, m_a, m_delta;
-    DeviceBuffer m_row_loss, m_workspace;   // kernel scratch and the cuBLAS workspace
-    DeviceBuffer m_features, m_targets, m_perm; // the resident data set
+    DeviceBuffer m_row_loss, m_workspace;               // kernel scratch and the cuBLAS workspace
+    DeviceBuffer m_features, m_targets, m_perm;         // the resident data set
     std::vector<float> m_host_features, m_host_targets; // the staged data set
-    PinnedBuffer m_result;                  // the 4-byte read-back of the epoch's loss
-    PinnedBuffer m_stage[2];                // double-buffered staging of batches
+    PinnedBuffer m_result;                              // the 4-byte read-back of the epoch's loss
+    PinnedBuffer m_stage[2];                            // double-buffered staging of batches
     std::vector<Event> m_stage_done;
     GraphExec m_graph;
     bool m_resident = false;

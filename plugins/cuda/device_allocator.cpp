@@ -31,8 +31,8 @@ DeviceBuffer DeviceAllocator::allocate(std::uint64_t bytes, MemoryKind kind, con
         std::size_t free_bytes = 0, total_bytes = 0;
         const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
         fail(BRAIN_ERR_ALLOCATION_FAILED,
-             "cudaMalloc of " + mib(charged) + " for " + what + " failed: " + describe(status) + "; the session holds " +
-                 mib(m_in_use_total) +
+             "cudaMalloc of " + mib(charged) + " for " + what + " failed: " + describe(status) +
+                 "; the session holds " + mib(m_in_use_total) +
                  (known ? ", the device has " + mib(free_bytes) + " free of " + mib(total_bytes) : std::string()) +
                  "; free device memory (other processes) or lower the batch size");
     }

@@ -1,14 +1,22 @@
 #include "kernel_module.hpp"
 
 #include "cuda_embedded_sources.hpp"
-
-#include <nvrtc.h>
+#include "cuda_plugin_log.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nvrtc.h>
+#include <unistd.h>
 #include <vector>
 
 namespace brain::cuda {
@@ -104,8 +112,9 @@ std::vector<char> compile(const std::string& source, const Target& target) {
                              "--define-macro=BRAIN_CUDA_DEVICE_CODE=1"};
     const nvrtcResult status = nvrtcCompileProgram(program.get(), 4, options);
     if (status != NVRTC_SUCCESS)
-        fail(BRAIN_ERR_KERNEL_COMPILE_FAILED, "NVRTC could not compile the CUDA kernels for " + target.label + " (" +
-                                                  nvrtcGetErrorString(status) + "); NVRTC log: " + program.log());
+        fail(BRAIN_ERR_KERNEL_COMPILE_FAILED, "NVRTC could not compile the CUDA kernels for " + target.label +
+                                                  " (" + nvrtcGetErrorString(status) +
+                                                  "); NVRTC log: " + program.log());
     std::size_t size = 0;
     std::vector<char> image;
     if (target.cubin) {
@@ -120,6 +129,98 @@ std::vector<char> compile(const std::string& source, const Target& target) {
     return image;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// On-disk cache of NVRTC output, so a warm process skips the compile. An entry is keyed by everything that
+// changes the image (source, options, target, NVRTC and driver versions) and carries its size and checksum:
+// a torn or corrupt file is ignored and rewritten. Writers go through a unique temporary file and rename(), so
+// concurrent writers and readers only ever see whole entries. The cache is an optimisation: any failure in it
+// means compiling, never an error.
+
+std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t hash = 0xcbf29ce484222325ULL) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+    return hash;
+}
+
+constexpr char cache_magic[8] = {'B', 'R', 'N', 'C', 'U', 'B', 'N', '1'};
+
+// BRAIN_CUDA_CACHE_DIR (empty or "off": no cache), else $XDG_CACHE_HOME/brain/cuda, else ~/.cache/brain/cuda.
+std::filesystem::path cache_directory() {
+    if (const char* dir = std::getenv("BRAIN_CUDA_CACHE_DIR")) {
+        if (!*dir || std::strcmp(dir, "off") == 0) return {};
+        return dir;
+    }
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return std::filesystem::path(xdg) / "brain" / "cuda";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::filesystem::path(home) / ".cache" / "brain" / "cuda";
+    return {};
+}
+
+std::filesystem::path cache_file(const std::string& source, const Target& target) {
+    const std::filesystem::path dir = cache_directory();
+    if (dir.empty()) return {};
+    int nvrtc_major = 0, nvrtc_minor = 0, driver = 0;
+    (void)nvrtcVersion(&nvrtc_major, &nvrtc_minor);
+    (void)cudaDriverGetVersion(&driver);
+    const std::string key = source + '\0' + target.option + '\0' + std::to_string(nvrtc_major) + "." +
+                            std::to_string(nvrtc_minor) + '\0' + std::to_string(driver);
+    char name[64];
+    std::snprintf(name, sizeof name, "kernels-%s-%016llx.bin", target.label.c_str(),
+                  static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
+    return dir / name;
+}
+
+std::vector<char> read_cache(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return {};
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    constexpr std::size_t header = sizeof cache_magic + 2 * sizeof(std::uint64_t);
+    std::uint64_t size = 0, sum = 0;
+    if (bytes.size() < header || std::memcmp(bytes.data(), cache_magic, sizeof cache_magic) != 0) return {};
+    std::memcpy(&size, bytes.data() + sizeof cache_magic, sizeof size);
+    std::memcpy(&sum, bytes.data() + sizeof cache_magic + sizeof size, sizeof sum);
+    if (size != bytes.size() - header || fnv1a(bytes.data() + header, size) != sum) {
+        log_message(3, "cuda plugin: ignoring the corrupt kernel cache entry " + file.string());
+        return {};
+    }
+    return std::vector<char>(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+}
+
+void write_cache(const std::filesystem::path& file, const std::vector<char>& image) {
+    static std::atomic<unsigned> counter{0};
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    const std::filesystem::path temp =
+        file.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        const std::uint64_t size = image.size(), sum = fnv1a(image.data(), image.size());
+        out.write(cache_magic, sizeof cache_magic);
+        out.write(reinterpret_cast<const char*>(&size), sizeof size);
+        out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
+        out.write(image.data(), static_cast<std::streamsize>(image.size()));
+        out.flush();
+        if (!out) {
+            std::filesystem::remove(temp, ec);
+            log_message(2, "cuda plugin: could not write the kernel cache entry " + file.string());
+            return;
+        }
+    }
+    std::filesystem::rename(temp, file, ec);
+    if (ec) {
+        std::filesystem::remove(temp, ec);
+        log_message(2, "cuda plugin: could not publish the kernel cache entry " + file.string());
+    }
+}
+
+cudaLibrary_t load_library(const std::vector<char>& image) {
+    cudaLibrary_t library = nullptr;
+    check_cuda(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+               "cudaLibraryLoadData (the NVRTC-compiled kernels)");
+    return library;
+}
+
 cudaKernel_t get_kernel(cudaLibrary_t library, const char* name) {
     cudaKernel_t kernel = nullptr;
     check_cuda(cudaLibraryGetKernel(&kernel, library, name), name);
@@ -128,10 +229,23 @@ cudaKernel_t get_kernel(cudaLibrary_t library, const char* name) {
 
 std::unique_ptr<KernelModule> build_module(int major, int minor) {
     const Target target = choose_target(major, minor);
-    const std::vector<char> image = compile(kernel_source(), target);
+    const std::string source = kernel_source();
+    const std::filesystem::path cached = cache_file(source, target);
     cudaLibrary_t library = nullptr;
-    check_cuda(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-               "cudaLibraryLoadData (the NVRTC-compiled kernels)");
+    if (!cached.empty()) {
+        const std::vector<char> image = read_cache(cached);
+        if (!image.empty() &&
+            cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            library = nullptr;
+            log_message(3, "cuda plugin: the cached kernels in " + cached.string() + " did not load; recompiling");
+        }
+    }
+    if (!library) {
+        const std::vector<char> image = compile(source, target);
+        library = load_library(image);
+        if (!cached.empty()) write_cache(cached, image);
+    }
     // The library is deliberately never unloaded: kernels may be referenced by captured graphs until the
     // process exits, and unloading during static destruction races the runtime's own teardown.
     auto module = std::make_unique<KernelModule>();

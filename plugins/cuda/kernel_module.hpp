@@ -6,7 +6,6 @@
 #include "cuda_errors.hpp"
 
 #include <cuda_runtime_api.h>
-
 #include <string>
 
 namespace brain::cuda {

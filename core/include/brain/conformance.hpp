@@ -2,7 +2,6 @@
 #pragma once
 
 #include <brain/export.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,22 +11,22 @@ namespace brain {
 
 // One row of the conformance table: what was checked, whether it held, and the evidence or the reason.
 struct ConformanceCheck {
-    std::string name;   // short check name, e.g. "budget refusal"
+    std::string name; // short check name, e.g. "budget refusal"
     bool passed = false;
     std::string detail; // measured values on success; expected, found and what to do on failure
 };
 
 // Where and how hard to test.
 struct ConformanceOptions {
-    int device = 0;                // device index under test
+    int device = 0;                 // device index under test
     std::uint64_t budget_mib = 256; // memory budget of the sessions and of the doctor probe
 };
 
 // Every check run against one plugin, in order. A check that could not run (the plugin did not load, no
 // device) is listed as failed with the reason, so the table always covers the whole contract.
 struct ConformanceReport {
-    std::string plugin;          // backend name
-    std::filesystem::path path;  // the file tested (empty if it was not found)
+    std::string plugin;         // backend name
+    std::filesystem::path path; // the file tested (empty if it was not found)
     std::vector<ConformanceCheck> checks;
     // True when every check passed.
     bool passed() const noexcept {
