@@ -1,6 +1,7 @@
 // The CUDA backend against the chapter's contract. On a machine without a driver (CI) only the DriverUnavailable
 // assertion runs; every GPU test skips with a one-line reason there and runs on a machine with a GPU.
 #include "support/catch.hpp"
+#include "support/gpu.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
 #include "support/numeric.hpp"
@@ -25,37 +26,6 @@ using brain::Optimizer;
 using brain::TrainingBackend;
 
 namespace {
-
-// True when the NVIDIA driver library can be loaded: the CI assertion below runs only when it cannot.
-bool driver_library_present() {
-    void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!handle) return false;
-    dlclose(handle);
-    return true;
-}
-
-// Why the GPU tests cannot run here, or nullopt when a CUDA device is usable (asked once per run).
-std::optional<std::string> no_gpu_reason() {
-    static const std::optional<std::string> reason = []() -> std::optional<std::string> {
-        try {
-            (void)brain::load_plugin("cuda");
-        } catch (const brain::Error& e) {
-            return std::string("the CUDA plugin is not available: ") + e.what();
-        }
-        try {
-            (void)brain::accelerator_doctor(TrainingBackend::cuda(0, 1));
-            return std::nullopt;
-        } catch (const brain::Error& e) {
-            return std::string("no usable CUDA device: ") + e.what();
-        }
-    }();
-    return reason;
-}
-
-#define REQUIRE_GPU()                                                                                              \
-    do {                                                                                                           \
-        if (const auto reason_ = no_gpu_reason()) BRAIN_SKIP(*reason_);                                            \
-    } while (false)
 
 // Deterministic pseudo-random numbers in [-1, 1) (splitmix64).
 class Noise {
@@ -115,7 +85,7 @@ TrainingBackend gpu(std::uint64_t budget_mib = 1024) {
 } // namespace
 
 TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[cuda]") {
-    if (driver_library_present()) {
+    if (brain::test::driver_library_present()) {
         // With a driver, the same request must not claim that there is none.
         try {
             (void)brain::accelerator_doctor(TrainingBackend::cuda(0, 64));
@@ -126,7 +96,7 @@ TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[c
         }
         return;
     }
-    if (const auto reason = no_gpu_reason(); reason && reason->find("not available") != std::string::npos)
+    if (const auto reason = brain::test::no_gpu_reason(); reason && reason->find("not available") != std::string::npos)
         BRAIN_SKIP(*reason);
     const std::string message = brain::test::expect_error(
         ErrorCode::DriverUnavailable, [] { (void)brain::accelerator_doctor(TrainingBackend::cuda(0, 8192)); });

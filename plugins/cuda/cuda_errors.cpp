@@ -1,5 +1,7 @@
 #include "cuda_errors.hpp"
 
+#include "fault_injection.hpp"
+
 namespace brain::cuda {
 
 void fail(brain_status code, const std::string& message) {
@@ -15,6 +17,7 @@ std::string describe(cublasStatus_t status) {
 }
 
 void check_cuda(cudaError_t status, const char* what) {
+    if (status == cudaSuccess && inject_fault(Fault::Device)) status = cudaErrorLaunchFailure;
     if (status == cudaSuccess) return;
     // Clear a sticky-free error so the next unrelated call does not report it again.
     (void)cudaGetLastError();

@@ -1,4 +1,5 @@
 #include "cuda_session.hpp"
+#include "fault_injection.hpp"
 
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
@@ -311,9 +312,12 @@ unsigned CudaSession::elementwise_blocks(std::uint64_t count) const noexcept {
 void CudaSession::gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
                        const float* b, int ldb, float* c, int ldc, const char* what) {
     const auto* scalars = static_cast<const brain_cuda_scalars*>(m_scalars.get());
-    check_cublas(cublasGemmEx(m_cublas->get(), ta, tb, m, n, k, &scalars->one, a, CUDA_R_32F, lda, b, CUDA_R_32F,
-                              ldb, &scalars->zero, c, CUDA_R_32F, ldc, m_compute, CUBLAS_GEMM_DEFAULT),
-                 what);
+    const cublasStatus_t status =
+        inject_fault(Fault::Gemm)
+            ? CUBLAS_STATUS_EXECUTION_FAILED
+            : cublasGemmEx(m_cublas->get(), ta, tb, m, n, k, &scalars->one, a, CUDA_R_32F, lda, b, CUDA_R_32F, ldb,
+                           &scalars->zero, c, CUDA_R_32F, ldc, m_compute, CUBLAS_GEMM_DEFAULT);
+    check_cublas(status, what);
 }
 
 // Row-major tensors seen by column-major cuBLAS: a row-major (r x c) matrix is its column-major transpose.

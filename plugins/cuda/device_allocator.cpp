@@ -1,6 +1,7 @@
 #include "device_allocator.hpp"
 
 #include "cuda_errors.hpp"
+#include "fault_injection.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,7 +26,7 @@ DeviceBuffer DeviceAllocator::allocate(std::uint64_t bytes, MemoryKind kind, con
                                             mib(m_in_use_total) + " of the budget of " + mib(m_budget) +
                                             " are in use; raise the memory budget");
     void* pointer = nullptr;
-    const cudaError_t status = cudaMalloc(&pointer, charged);
+    const cudaError_t status = inject_fault(Fault::Alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&pointer, charged);
     if (status != cudaSuccess) {
         (void)cudaGetLastError();
         std::size_t free_bytes = 0, total_bytes = 0;

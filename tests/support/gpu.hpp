@@ -1,0 +1,46 @@
+// What the GPU tests share: whether a CUDA device is usable here, and REQUIRE_GPU() to skip with the reason.
+#pragma once
+
+#include "support/catch.hpp"
+
+#include <brain/brain.hpp>
+
+#include <dlfcn.h>
+
+#include <optional>
+#include <string>
+
+namespace brain::test {
+
+// True when the NVIDIA driver library can be loaded: the CI assertion below runs only when it cannot.
+inline bool driver_library_present() {
+    void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!handle) return false;
+    dlclose(handle);
+    return true;
+}
+
+// Why the GPU tests cannot run here, or nullopt when a CUDA device is usable (asked once per run).
+inline std::optional<std::string> no_gpu_reason() {
+    static const std::optional<std::string> reason = []() -> std::optional<std::string> {
+        try {
+            (void)brain::load_plugin("cuda");
+        } catch (const brain::Error& e) {
+            return std::string("the CUDA plugin is not available: ") + e.what();
+        }
+        try {
+            (void)brain::accelerator_doctor(brain::TrainingBackend::cuda(0, 1));
+            return std::nullopt;
+        } catch (const brain::Error& e) {
+            return std::string("no usable CUDA device: ") + e.what();
+        }
+    }();
+    return reason;
+}
+
+} // namespace brain::test
+
+#define REQUIRE_GPU()                                                                                              \
+    do {                                                                                                           \
+        if (const auto reason_ = ::brain::test::no_gpu_reason()) BRAIN_SKIP(*reason_);                            \
+    } while (false)
