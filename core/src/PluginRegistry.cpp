@@ -71,8 +71,9 @@ std::string loader_text(const std::string& what) {
     const auto at = what.find(marker);
     if (at == std::string::npos) return what;
     std::string text = what.substr(at + marker.size());
-    if (!text.empty() && text.back() == ')') text.pop_back();
-    return text;
+    // std::system_error appends ": <error_code message>" (a meaningless "Bad file descriptor") after the ')'.
+    const auto close = text.rfind(')');
+    return close == std::string::npos ? text : text.substr(0, close);
 }
 
 [[noreturn]] void fail(PluginRecord& record, PluginStage stage, ErrorCode code, const std::string& message) {
