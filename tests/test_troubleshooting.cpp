@@ -50,7 +50,7 @@ bool matches(const std::string& message, const std::string& pattern) {
     const std::string ellipsis = "\xE2\x80\xA6";
     for (std::size_t i = 0; i < pattern.size();) {
         if (pattern.compare(i, ellipsis.size(), ellipsis) == 0) {
-            regex += ".*";
+            regex += "[\\s\\S]*";
             i += ellipsis.size();
             continue;
         }

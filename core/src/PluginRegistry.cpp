@@ -285,11 +285,16 @@ std::vector<std::filesystem::path> plugin_search_paths() {
     if (const char* only = std::getenv("BRAIN_PLUGIN_PATH_ONLY"); only && std::string(only) == "1") return dirs;
     try {
         // Beside the installed (or built) core: <libdir>/brain/plugins.
-        add(boost::dll::this_line_location().parent_path() / "brain" / "plugins");
+        const auto core_dir = boost::dll::this_line_location().parent_path().lexically_normal();
+        add(core_dir / "brain" / "plugins");
+        // The build tree's plugin directory, for a core that runs from the build tree only: an installed or
+        // packaged core must never pick up plugins from wherever it happened to be built.
+        std::error_code ec;
+        if (std::filesystem::equivalent(core_dir, std::filesystem::path(BRAIN_BUILD_LIB_DIR), ec))
+            add(std::filesystem::path(BRAIN_BUILD_PLUGIN_DIR));
     } catch (const std::exception&) {
-        // The core's own location is unknown only on exotic loaders; the other entries still apply.
+        // The core's own location is unknown only on exotic loaders; BRAIN_PLUGIN_PATH still applies.
     }
-    add(std::filesystem::path(BRAIN_BUILD_PLUGIN_DIR));
     return dirs;
 }
 
