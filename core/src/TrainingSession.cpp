@@ -80,6 +80,21 @@ float TrainingSession::train_epoch() {
     return loss;
 }
 
+void TrainingSession::set_learning_rate(float learning_rate) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    BRAIN_CHECK_ARG(std::isfinite(learning_rate) && learning_rate > 0.0f, "learning rate ", learning_rate,
+                    " is not a finite number above 0");
+    m_impl->require_open();
+    const auto& api = m_impl->plugin->api();
+    const auto& record = m_impl->plugin->record();
+    BRAIN_CHECK(api.session_set_learning_rate, ErrorCode::Unsupported, "backend \"", m_impl->backend.plugin_name(),
+                "\" cannot change the learning rate within a session: its plugin was built against ABI ",
+                record.abi_major, ".", record.abi_minor,
+                " (session_set_learning_rate arrived in ABI 1.1) or does not offer it; rebuild the plugin against "
+                "this SDK, or open a new session from a network built with the new rate");
+    m_impl->call(api.session_set_learning_rate(m_impl->session, learning_rate), "set_learning_rate");
+}
+
 Checkpoint TrainingSession::checkpoint() {
     BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
     m_impl->require_open();

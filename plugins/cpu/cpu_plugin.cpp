@@ -248,6 +248,13 @@ brain_error* session_stats(const brain_session* session, brain_session_stats* ou
     });
 }
 
+brain_error* session_set_learning_rate(brain_session* session, float learning_rate) {
+    return sdk::guard([&] {
+        require_session(session, "change the learning rate");
+        session->set_learning_rate(learning_rate);
+    });
+}
+
 void session_close(brain_session* session) {
     delete session;
 }
@@ -279,6 +286,7 @@ const brain_plugin_api* plugin_api() {
         table.session_checkpoint = &session_checkpoint;
         table.session_stats = &session_stats;
         table.session_close = &session_close;
+        table.session_set_learning_rate = &session_set_learning_rate;
         return table;
     }();
     return &api;

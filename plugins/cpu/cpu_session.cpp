@@ -526,3 +526,13 @@ brain_session_stats CpuSession::stats() const noexcept {
 }
 
 } // namespace brain::cpu
+
+namespace brain::cpu {
+
+void CpuSession::set_learning_rate(float learning_rate) {
+    if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and > 0; got ", learning_rate);
+    m_plan.optimizer.learning_rate = learning_rate;
+}
+
+} // namespace brain::cpu

@@ -59,6 +59,8 @@ public:
     // One epoch as plugin_abi.h defines it; returns the sample-weighted mean loss. NUMERICAL on NaN/inf, after
     // which the session refuses further work with INVALID_STATE.
     float train_epoch();
+    // Use `learning_rate` from the next optimizer step on.
+    void set_learning_rate(float learning_rate);
     // Copy parameters, optimizer state and the step count out; sizes must match exactly.
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);

@@ -79,6 +79,13 @@ brain_error* session_stats(const brain_session* session, brain_session_stats* ou
     });
 }
 
+brain_error* session_set_learning_rate(brain_session* session, float learning_rate) {
+    return sdk::guard([&] {
+        if (!session) fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_learning_rate was given a null session");
+        session->impl.set_learning_rate(learning_rate);
+    });
+}
+
 void session_close(brain_session* session) {
     delete session;
 }
@@ -102,6 +109,7 @@ const brain_plugin_api g_api = {
     session_checkpoint,
     session_stats,
     session_close,
+    session_set_learning_rate,
 };
 
 } // namespace

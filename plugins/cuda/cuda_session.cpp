@@ -595,4 +595,12 @@ brain_session_stats CudaSession::stats() const noexcept {
     return s;
 }
 
+void CudaSession::set_learning_rate(float learning_rate) {
+    if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and > 0; got " + std::to_string(learning_rate));
+    m_plan.optimizer.learning_rate = learning_rate;
+    // The rate is a kernel argument baked into the captured epoch; the next epoch captures a new graph.
+    m_graph.reset();
+}
+
 } // namespace brain::cuda

@@ -66,6 +66,8 @@ public:
 
     // One epoch; returns the sample-weighted mean loss, the only value read back. NUMERICAL on NaN/inf.
     float train_epoch();
+    // Use `learning_rate` from the next optimizer step on (the captured epoch graph is re-captured).
+    void set_learning_rate(float learning_rate);
     // Copy parameters, optimizer state and the step count to the host (the only copy of the weights back).
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);

@@ -80,6 +80,10 @@ brain_error* session_stats(const brain_session*, brain_session_stats*) {
     return sdk::guard([] { no_session("read session statistics"); });
 }
 
+brain_error* session_set_learning_rate(brain_session*, float) {
+    return sdk::guard([] { no_session("change the learning rate"); });
+}
+
 void session_close(brain_session*) {}
 
 const brain_plugin_api api = [] {
@@ -101,6 +105,7 @@ const brain_plugin_api api = [] {
     table.session_checkpoint = &session_checkpoint;
     table.session_stats = &session_stats;
     table.session_close = &session_close;
+    table.session_set_learning_rate = &session_set_learning_rate;
     return table;
 }();
 

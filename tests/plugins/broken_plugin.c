@@ -43,9 +43,21 @@ static brain_error* probe(int32_t device, uint64_t budget, brain_device_report* 
     (void)device; (void)budget; (void)out;
     return make_error(BRAIN_ERR_UNSUPPORTED, "test plugin: probe is not implemented");
 }
+#ifdef BROKEN_FAKE_SESSION
+/* A minimal working session: enough for the core to open, train (a constant loss) and close it. */
+struct brain_session {
+    int epochs;
+};
+static struct brain_session g_session;
+#endif
+
 static brain_error* session_open(const brain_session_desc* desc, brain_session** out) {
     (void)desc;
-#ifdef BROKEN_NULL_SESSION
+#ifdef BROKEN_FAKE_SESSION
+    g_session.epochs = 0;
+    *out = &g_session;
+    return NULL;
+#elif defined(BROKEN_NULL_SESSION)
     *out = NULL;
     return NULL;
 #else
@@ -54,8 +66,14 @@ static brain_error* session_open(const brain_session_desc* desc, brain_session**
 #endif
 }
 static brain_error* train_epoch(brain_session* s, float* loss) {
+#ifdef BROKEN_FAKE_SESSION
+    s->epochs += 1;
+    *loss = 0.5f;
+    return NULL;
+#else
     (void)s; (void)loss;
     return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
+#endif
 }
 static brain_error* checkpoint(brain_session* s, float* p, uint64_t np, float* o, uint64_t no, uint64_t* step) {
     (void)s; (void)p; (void)np; (void)o; (void)no; (void)step;

@@ -32,6 +32,10 @@ public:
 
     // Train one epoch on the device; returns its mean loss (the only value that crosses back).
     float train_epoch();
+    // Use `learning_rate` (finite, > 0) from the next optimizer step on, for schedules such as warm-up or decay.
+    // The network the session was opened from keeps its own rate. Throws Unsupported when the backend's plugin
+    // predates ABI 1.1 or cannot change the rate within a session.
+    void set_learning_rate(float learning_rate);
     // Copy weights and optimizer state to the host (the only copy back).
     Checkpoint checkpoint();
     // What the session did so far, measured by the backend.

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define BRAIN_ABI_VERSION_MAJOR 1
-#define BRAIN_ABI_VERSION_MINOR 0
+#define BRAIN_ABI_VERSION_MINOR 1
 #define BRAIN_ABI_MIN_SUPPORTED_MINOR 0
 
 /* The one symbol every plugin exports. */
@@ -256,6 +256,13 @@ typedef struct brain_plugin_api {
 
     /* Release a session and everything it holds. Never fails; NULL is ignored. Required. */
     void (*session_close)(brain_session* session);
+
+    /* --- ABI 1.1 --- */
+
+    /* Set the learning rate used from the next optimizer step on (learning-rate schedules). learning_rate is
+     * finite and > 0 (the core checks). Optional: NULL, or absent from a 1.0 table, means the backend cannot
+     * change it within a session; the core then reports UNSUPPORTED. */
+    brain_error* (*session_set_learning_rate)(brain_session* session, float learning_rate);
 } brain_plugin_api;
 
 /* Type of the entry symbol. Returns a plugin-owned static table, or NULL if the plugin cannot run at all. */
