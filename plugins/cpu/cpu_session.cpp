@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
+#include <brain/session_plan.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,54 +23,11 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t k_split_macs = std::size_t{1} << 17;
 constexpr std::size_t k_split_params = std::size_t{1} << 15;
 
-const char* activation_name(int32_t activation) {
-    switch (activation) {
-    case BRAIN_ACT_LINEAR:
-        return "linear";
-    case BRAIN_ACT_RELU:
-        return "relu";
-    case BRAIN_ACT_LEAKY_RELU:
-        return "leaky_relu";
-    case BRAIN_ACT_SIGMOID:
-        return "sigmoid";
-    case BRAIN_ACT_TANH:
-        return "tanh";
-    case BRAIN_ACT_SOFTMAX:
-        return "softmax";
-    case BRAIN_ACT_GELU:
-        return "gelu";
-    default:
-        return "unknown";
-    }
-}
-
-const char* loss_name(int32_t loss) {
-    switch (loss) {
-    case BRAIN_LOSS_MEAN_SQUARED_ERROR:
-        return "mean_squared_error";
-    case BRAIN_LOSS_BINARY_CROSS_ENTROPY:
-        return "binary_cross_entropy";
-    case BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY:
-        return "categorical_cross_entropy";
-    default:
-        return "unknown";
-    }
-}
-
 template <class... Parts>
 [[noreturn]] void fail(brain_status code, const Parts&... parts) {
     std::ostringstream out;
     (out << ... << parts);
     throw Failure(code, out.str());
-}
-
-// a * b for sizes that come from the caller, refusing products that do not fit in memory arithmetic.
-std::size_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
-    constexpr std::uint64_t limit = std::numeric_limits<std::size_t>::max() / 8;
-    if (a != 0 && b > limit / a)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the ", what, " (", a, " x ", b,
-             ") is too large to address on this machine; use a smaller data set or network");
-    return static_cast<std::size_t>(a * b);
 }
 
 void check_finite_array(const float* values, std::size_t n, const char* what) {
@@ -78,73 +36,6 @@ void check_finite_array(const float* values, std::size_t n, const char* what) {
         if (!std::isfinite(values[i]))
             fail(BRAIN_ERR_INVALID_ARGUMENT, "the initial ", what, " must be finite; value ", i, " is ", values[i],
                  ": restore a valid checkpoint or rebuild the network");
-}
-
-void validate_optimizer(const brain_optimizer_desc& opt) {
-    if (opt.kind < BRAIN_OPT_SGD || opt.kind > BRAIN_OPT_ADAMW)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "optimizer kind ", opt.kind,
-             " is unknown; expected 0 (SGD), 1 (Adam) or 2 (AdamW)");
-    if (!std::isfinite(opt.learning_rate) || opt.learning_rate < 0.0f)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and >= 0; got ", opt.learning_rate);
-    if (opt.kind == BRAIN_OPT_SGD) {
-        if (!std::isfinite(opt.momentum) || opt.momentum < 0.0f)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "the SGD momentum must be finite and >= 0; got ", opt.momentum);
-        return;
-    }
-    if (!(opt.beta1 >= 0.0f && opt.beta1 < 1.0f))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam beta1 must be in [0, 1); got ", opt.beta1);
-    if (!(opt.beta2 >= 0.0f && opt.beta2 < 1.0f))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam beta2 must be in [0, 1); got ", opt.beta2);
-    if (!std::isfinite(opt.epsilon) || opt.epsilon < 0.0f)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "Adam epsilon must be finite and >= 0; got ", opt.epsilon);
-    if (opt.kind == BRAIN_OPT_ADAMW && (!std::isfinite(opt.weight_decay) || opt.weight_decay < 0.0f))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "AdamW weight decay must be finite and >= 0; got ", opt.weight_decay);
-}
-
-void validate_layers(const brain_model_desc& model, std::size_t input_width, std::size_t target_width) {
-    if (model.layer_count == 0 || model.layers == nullptr)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has no layers (layer_count ", model.layer_count,
-             "); add at least one dense layer");
-    const std::uint32_t count = model.layer_count;
-    for (std::uint32_t l = 0; l < count; ++l) {
-        const brain_layer_desc& layer = model.layers[l];
-        if (layer.inputs == 0 || layer.outputs == 0)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has ", layer.inputs, " inputs and ", layer.outputs,
-                 " outputs; both must be at least 1");
-        const std::size_t expected_inputs = l == 0 ? input_width : model.layers[l - 1].outputs;
-        if (layer.inputs != expected_inputs) {
-            if (l == 0)
-                fail(BRAIN_ERR_INVALID_ARGUMENT, "layer 0 takes ", layer.inputs,
-                     " inputs but the data set has input width ", input_width);
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " takes ", layer.inputs, " inputs but layer ", l - 1,
-                 " produces ", expected_inputs, " outputs");
-        }
-        if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has unknown activation ", layer.activation,
-                 "; expected 0 (linear) to 6 (gelu)");
-        if (layer.activation == BRAIN_ACT_SOFTMAX && l + 1 != count)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " uses softmax, which is allowed on the output layer (",
-                 count - 1, ") only");
-        if (!std::isfinite(layer.activation_param))
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " has a non-finite activation parameter ",
-                 layer.activation_param);
-    }
-    const brain_layer_desc& out = model.layers[count - 1];
-    if (out.outputs != target_width)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the output layer (", count - 1, ") has ", out.outputs,
-             " outputs but the data set has target width ", target_width);
-    if (model.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || model.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "loss ", model.loss, " is unknown; expected 0 (MSE), 1 (BCE) or 2 (CCE)");
-    // dense_math's loss_row computes BCE from sigmoid logits and CCE from softmax logits; softmax's only loss
-    // is CCE. Any other pairing would train on a gradient that is not the loss's.
-    const bool ok = (model.loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY && out.activation == BRAIN_ACT_SIGMOID) ||
-                    (model.loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && out.activation == BRAIN_ACT_SOFTMAX) ||
-                    (model.loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && out.activation != BRAIN_ACT_SOFTMAX);
-    if (!ok)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "loss ", loss_name(model.loss), " cannot follow a ",
-             activation_name(out.activation),
-             " output layer: binary_cross_entropy needs sigmoid, categorical_cross_entropy needs softmax, and "
-             "softmax needs categorical_cross_entropy");
 }
 
 } // namespace
@@ -168,66 +59,7 @@ SessionPlan make_session_plan(const brain_session_desc& desc) {
               : desc.precision == BRAIN_PRECISION_BF16 ? " (BF16)"
                                                        : ""),
              ": use Precision::Float32 with the CPU backend");
-    if (!desc.model || !desc.optimizer || !desc.dataset || !desc.config)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the session descriptor lacks its ",
-             !desc.model       ? "model"
-             : !desc.optimizer ? "optimizer"
-             : !desc.dataset   ? "dataset"
-                               : "config",
-             " descriptor (null pointer)");
-
-    SessionPlan plan;
-    const auto model = sdk::read_struct(desc.model);
-    const auto data = sdk::read_struct(desc.dataset);
-    plan.optimizer = sdk::read_struct(desc.optimizer);
-    plan.config = sdk::read_struct(desc.config);
-    plan.memory_budget_bytes = desc.memory_budget_bytes;
-
-    if (data.rows == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has no rows; training needs at least one");
-    if (data.input_width == 0 || data.target_width == 0)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has input width ", data.input_width, " and target width ",
-             data.target_width, "; both must be at least 1");
-    if (!data.features || !data.targets)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set view has a null ", !data.features ? "features" : "targets",
-             " pointer for ", data.rows, " rows");
-    plan.rows = checked_mul(data.rows, 1, "row count");
-    plan.input_width = data.input_width;
-    plan.target_width = data.target_width;
-    checked_mul(data.rows, data.input_width, "feature matrix");
-    checked_mul(data.rows, data.target_width, "target matrix");
-
-    validate_layers(model, plan.input_width, plan.target_width);
-    validate_optimizer(plan.optimizer);
-    if (plan.config.batch_size == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "batch_size must be at least 1; got 0");
-
-    std::size_t offset = 0;
-    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
-        const brain_layer_desc& in = model.layers[l];
-        LayerPlan layer;
-        layer.inputs = in.inputs;
-        layer.outputs = in.outputs;
-        layer.activation = in.activation;
-        layer.param = in.activation_param;
-        layer.weight_offset = offset;
-        offset += checked_mul(in.outputs, in.inputs, "weight matrix");
-        layer.bias_offset = offset;
-        offset += in.outputs;
-        plan.layers.push_back(layer);
-    }
-    plan.loss = model.loss;
-    plan.parameter_count = offset;
-    plan.state_count = offset * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
-    if (desc.parameter_count != plan.parameter_count)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has ", plan.parameter_count, " parameters but ",
-             desc.parameter_count, " were given");
-    if (desc.optimizer_state_count != plan.state_count)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the ", plan.optimizer.kind == BRAIN_OPT_SGD ? "SGD" : "Adam/AdamW",
-             " optimizer state of this model has ", plan.state_count, " floats but ", desc.optimizer_state_count,
-             " were given");
-    if (!desc.parameters || !desc.optimizer_state)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the session descriptor has a null ",
-             !desc.parameters ? "parameters" : "optimizer_state", " pointer");
-    plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
+    SessionPlan plan{sdk::plan_session(desc)};
     // CBLAS takes int dimensions.
     constexpr std::size_t int_max = static_cast<std::size_t>(std::numeric_limits<int>::max());
     for (std::size_t l = 0; l < plan.layers.size(); ++l)
@@ -247,11 +79,11 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
 
     // The budget is checked on the exact sum of what follows, before the first allocation.
     const std::uint64_t needed = plan.tensor_bytes_for(plan.batch_rows);
-    if (plan.memory_budget_bytes != 0 && needed > plan.memory_budget_bytes) {
+    if (plan.budget_bytes != 0 && needed > plan.budget_bytes) {
         std::size_t lo = 0, hi = plan.batch_rows - 1; // largest batch in [0, hi] that fits
         while (lo < hi) {
             const std::size_t mid = lo + (hi - lo + 1) / 2;
-            if (plan.tensor_bytes_for(mid) <= plan.memory_budget_bytes)
+            if (plan.tensor_bytes_for(mid) <= plan.budget_bytes)
                 lo = mid;
             else
                 hi = mid - 1;
@@ -259,12 +91,12 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
         const std::uint64_t fixed = plan.tensor_bytes_for(0);
         if (lo == 0)
             fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
-                 plan.batch_rows, " but the memory budget is ", plan.memory_budget_bytes,
+                 plan.batch_rows, " but the memory budget is ", plan.budget_bytes,
                  " bytes; no batch size fits: the parameters, gradients and optimizer state alone need ", fixed,
                  " bytes. Raise the budget or use a smaller network");
         fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
              plan.batch_rows, " (", fixed,
-             " for parameters, gradients and optimizer state) but the memory budget is ", plan.memory_budget_bytes,
+             " for parameters, gradients and optimizer state) but the memory budget is ", plan.budget_bytes,
              " bytes; the largest batch size that fits is ", lo, ". Lower batch_size to at most ", lo,
              " or raise the budget");
     }
@@ -521,7 +353,7 @@ brain_session_stats CpuSession::stats() const noexcept {
     s.precision = BRAIN_PRECISION_FLOAT32;
     s.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
     s.workspace_bytes = 0;
-    s.budget_bytes = m_plan.memory_budget_bytes;
+    s.budget_bytes = m_plan.budget_bytes;
     return s;
 }
 

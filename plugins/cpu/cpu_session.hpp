@@ -7,6 +7,7 @@
 #include "worker_pool.hpp"
 
 #include <brain/plugin_abi.h>
+#include <brain/session_plan.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,30 +17,10 @@
 
 namespace brain::cpu {
 
-// One dense layer as the session runs it, with offsets into the flat parameter array.
-struct LayerPlan {
-    std::size_t inputs = 0;
-    std::size_t outputs = 0;
-    int32_t activation = BRAIN_ACT_LINEAR;
-    float param = 0.0f;
-    std::size_t weight_offset = 0; // W: outputs x inputs, row-major
-    std::size_t bias_offset = 0;   // b: outputs
-};
+using sdk::LayerPlan;
 
-// A validated session descriptor: what the session will allocate follows from it alone.
-struct SessionPlan {
-    std::vector<LayerPlan> layers;
-    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
-    brain_optimizer_desc optimizer{};
-    brain_train_config config{};
-    std::size_t rows = 0;
-    std::size_t input_width = 0;
-    std::size_t target_width = 0;
-    std::size_t parameter_count = 0;
-    std::size_t state_count = 0;
-    std::size_t batch_rows = 0; // min(batch_size, rows): the largest batch the buffers must hold
-    std::uint64_t memory_budget_bytes = 0;
-
+// The shared validated plan (brain/session_plan.hpp) plus what the CPU backend computes from it.
+struct SessionPlan : sdk::SessionPlan {
     // Bytes of tensors a session with this plan allocates for batches of `batch_rows` rows (exact, padding
     // included); the dataset copy is not a tensor and is reported separately as dataset_bytes.
     std::uint64_t tensor_bytes_for(std::size_t batch_rows) const noexcept;

@@ -65,74 +65,11 @@ std::uint64_t SessionPlan::dataset_bytes() const noexcept {
 }
 
 SessionPlan make_session_plan(const brain_session_desc& desc) {
-    SessionPlan plan;
-    const brain_model_desc model = sdk::read_struct(desc.model);
-    const brain_optimizer_desc optimizer = sdk::read_struct(desc.optimizer);
-    const brain_dataset_view data = sdk::read_struct(desc.dataset);
-    const brain_train_config config = sdk::read_struct(desc.config);
-    if (model.layer_count == 0 || !model.layers) invalid("the model has no layers; add at least one dense layer");
-    std::size_t offset = 0;
-    for (uint32_t i = 0; i < model.layer_count; ++i) {
-        const brain_layer_desc& layer = model.layers[i];
-        if (layer.inputs == 0 || layer.outputs == 0)
-            invalid("layer " + std::to_string(i) + " has " + std::to_string(layer.inputs) + " inputs and " +
-                    std::to_string(layer.outputs) + " outputs; both must be at least 1");
-        if (i > 0 && layer.inputs != model.layers[i - 1].outputs)
-            invalid("layer " + std::to_string(i) + " takes " + std::to_string(layer.inputs) + " inputs but layer " +
-                    std::to_string(i - 1) + " gives " + std::to_string(model.layers[i - 1].outputs));
-        if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
-            invalid("layer " + std::to_string(i) + " has unknown activation " + std::to_string(layer.activation));
-        if (layer.activation == BRAIN_ACT_SOFTMAX && i + 1 != model.layer_count)
-            invalid("layer " + std::to_string(i) + " uses softmax, which is allowed on the output layer only");
-        LayerPlan lp;
-        lp.inputs = layer.inputs;
-        lp.outputs = layer.outputs;
-        lp.activation = layer.activation;
-        lp.param = layer.activation == BRAIN_ACT_LEAKY_RELU ? layer.activation_param : 0.0f;
-        lp.weight_offset = offset;
-        offset += lp.inputs * lp.outputs;
-        lp.bias_offset = offset;
-        offset += lp.outputs;
-        plan.layers.push_back(lp);
-    }
-    if (model.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || model.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
-        invalid("unknown loss " + std::to_string(model.loss));
-    plan.loss = model.loss;
-    if (optimizer.kind < BRAIN_OPT_SGD || optimizer.kind > BRAIN_OPT_ADAMW)
-        invalid("unknown optimizer kind " + std::to_string(optimizer.kind));
-    if (!(optimizer.learning_rate > 0.0f) || !std::isfinite(optimizer.learning_rate))
-        invalid("the learning rate is " + std::to_string(optimizer.learning_rate) +
-                "; it must be positive and finite");
-    plan.optimizer = optimizer;
-    if (config.batch_size == 0) invalid("batch_size is 0; it must be at least 1");
-    plan.config = config;
-    if (desc.precision < BRAIN_PRECISION_FLOAT32 || desc.precision > BRAIN_PRECISION_BF16)
-        invalid("unknown precision " + std::to_string(desc.precision));
-    plan.precision = desc.precision;
-    if (data.rows == 0) invalid("the data set has no rows");
-    if (data.rows > std::numeric_limits<uint32_t>::max())
-        invalid("the data set has " + std::to_string(data.rows) + " rows; the CUDA backend supports at most " +
+    SessionPlan plan{sdk::plan_session(desc)};
+    // Row indices travel through 32-bit kernel arguments (the shuffle, gathers and staging).
+    if (plan.rows > std::numeric_limits<uint32_t>::max())
+        invalid("the data set has " + std::to_string(plan.rows) + " rows; the CUDA backend supports at most " +
                 std::to_string(std::numeric_limits<uint32_t>::max()));
-    if (!data.features || !data.targets) invalid("the data set view has a null features or targets pointer");
-    if (data.input_width != plan.layers.front().inputs)
-        invalid("the data set has " + std::to_string(data.input_width) +
-                " input columns but the first layer takes " + std::to_string(plan.layers.front().inputs));
-    if (data.target_width != plan.layers.back().outputs)
-        invalid("the data set has " + std::to_string(data.target_width) +
-                " target columns but the output layer has " + std::to_string(plan.layers.back().outputs));
-    plan.rows = data.rows;
-    plan.input_width = data.input_width;
-    plan.target_width = data.target_width;
-    plan.parameter_count = offset;
-    plan.state_count = offset * (optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
-    if (desc.parameter_count != plan.parameter_count || !desc.parameters)
-        invalid("the model has " + std::to_string(plan.parameter_count) + " parameters but " +
-                std::to_string(desc.parameter_count) + " were given");
-    if (desc.optimizer_state_count != plan.state_count || (plan.state_count && !desc.optimizer_state))
-        invalid("the optimizer needs " + std::to_string(plan.state_count) + " state values but " +
-                std::to_string(desc.optimizer_state_count) + " were given");
-    plan.batch_rows = std::min<std::size_t>(config.batch_size, data.rows);
-    plan.budget_bytes = desc.memory_budget_bytes;
     return plan;
 }
 

@@ -9,6 +9,7 @@
 #include "kernel_module.hpp"
 
 #include <brain/plugin_abi.h>
+#include <brain/session_plan.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -18,31 +19,10 @@
 
 namespace brain::cuda {
 
-// One dense layer as the session runs it, with offsets into the flat parameter array.
-struct LayerPlan {
-    std::size_t inputs = 0;
-    std::size_t outputs = 0;
-    int32_t activation = BRAIN_ACT_LINEAR;
-    float param = 0.0f;
-    std::size_t weight_offset = 0; // W: outputs x inputs, row-major
-    std::size_t bias_offset = 0;   // b: outputs
-};
+using sdk::LayerPlan;
 
-// A validated session descriptor; every byte the session allocates follows from it.
-struct SessionPlan {
-    std::vector<LayerPlan> layers;
-    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
-    brain_optimizer_desc optimizer{};
-    brain_train_config config{};
-    int32_t precision = BRAIN_PRECISION_FLOAT32;
-    std::size_t rows = 0;
-    std::size_t input_width = 0;
-    std::size_t target_width = 0;
-    std::size_t parameter_count = 0;
-    std::size_t state_count = 0;
-    std::size_t batch_rows = 0; // min(batch_size, rows)
-    std::uint64_t budget_bytes = 0;
-
+// The shared validated plan (brain/session_plan.hpp) plus the CUDA backend's memory plan.
+struct SessionPlan : sdk::SessionPlan {
     // Tensor bytes (charged as the allocator charges them) for batches of `batch_rows` rows: parameters,
     // gradients, optimizer state, the scalar block, the batch's inputs and targets, and per layer z, a (not for
     // linear layers, whose a is z) and delta.

@@ -1,0 +1,197 @@
+// Optional header-only helper for plugin authors: validate everything session_open receives and lay out the flat
+// parameter array, so that every backend refuses the same bad descriptors with the same messages. Throws
+// brain::sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT) naming the value at fault; device, precision and size limits
+// that depend on the backend stay the plugin's own checks.
+#pragma once
+
+#include <brain/plugin_abi.h>
+#include <brain/plugin_sdk.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace brain::sdk {
+
+// One dense layer as a session runs it, with offsets into the flat parameter array.
+struct LayerPlan {
+    std::size_t inputs = 0;
+    std::size_t outputs = 0;
+    int32_t activation = BRAIN_ACT_LINEAR;
+    float param = 0.0f;            // leaky ReLU slope; 0 for other activations
+    std::size_t weight_offset = 0; // W: outputs x inputs, row-major
+    std::size_t bias_offset = 0;   // b: outputs
+};
+
+// A validated session descriptor: what a session allocates follows from it alone. Owns copies of every field.
+struct SessionPlan {
+    std::vector<LayerPlan> layers;
+    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
+    brain_optimizer_desc optimizer{};
+    brain_train_config config{};
+    int32_t precision = BRAIN_PRECISION_FLOAT32;
+    std::size_t rows = 0;
+    std::size_t input_width = 0;
+    std::size_t target_width = 0;
+    std::size_t parameter_count = 0;
+    std::size_t state_count = 0;
+    std::size_t batch_rows = 0; // min(batch_size, rows): the largest batch the buffers must hold
+    std::uint64_t budget_bytes = 0;
+};
+
+namespace detail {
+
+template <class... Parts>
+[[noreturn]] void invalid(const Parts&... parts) {
+    std::ostringstream out;
+    (out << ... << parts);
+    throw Failure(BRAIN_ERR_INVALID_ARGUMENT, out.str());
+}
+
+inline const char* activation_name(int32_t activation) noexcept {
+    static const char* const names[] = {"linear", "relu", "leaky_relu", "sigmoid", "tanh", "softmax", "gelu"};
+    return activation >= BRAIN_ACT_LINEAR && activation <= BRAIN_ACT_GELU ? names[activation] : "unknown";
+}
+
+inline const char* loss_name(int32_t loss) noexcept {
+    static const char* const names[] = {"mean_squared_error", "binary_cross_entropy", "categorical_cross_entropy"};
+    return loss >= BRAIN_LOSS_MEAN_SQUARED_ERROR && loss <= BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY ? names[loss]
+                                                                                                : "unknown";
+}
+
+// a * b for sizes that come from the caller, refusing products that do not fit in memory arithmetic.
+inline std::size_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
+    constexpr std::uint64_t limit = std::numeric_limits<std::size_t>::max() / 8;
+    if (a != 0 && b > limit / a)
+        invalid("the ", what, " (", a, " x ", b, ") is too large to address on this machine; use a smaller data "
+                "set or network");
+    return static_cast<std::size_t>(a * b);
+}
+
+inline void validate_optimizer(const brain_optimizer_desc& opt) {
+    if (opt.kind < BRAIN_OPT_SGD || opt.kind > BRAIN_OPT_ADAMW)
+        invalid("optimizer kind ", opt.kind, " is unknown; expected 0 (SGD), 1 (Adam) or 2 (AdamW)");
+    if (!std::isfinite(opt.learning_rate) || !(opt.learning_rate > 0.0f))
+        invalid("the learning rate must be finite and > 0; got ", opt.learning_rate);
+    if (opt.kind == BRAIN_OPT_SGD) {
+        if (!std::isfinite(opt.momentum) || opt.momentum < 0.0f)
+            invalid("the SGD momentum must be finite and >= 0; got ", opt.momentum);
+        return;
+    }
+    if (!(opt.beta1 >= 0.0f && opt.beta1 < 1.0f)) invalid("Adam beta1 must be in [0, 1); got ", opt.beta1);
+    if (!(opt.beta2 >= 0.0f && opt.beta2 < 1.0f)) invalid("Adam beta2 must be in [0, 1); got ", opt.beta2);
+    if (!std::isfinite(opt.epsilon) || opt.epsilon < 0.0f)
+        invalid("Adam epsilon must be finite and >= 0; got ", opt.epsilon);
+    if (opt.kind == BRAIN_OPT_ADAMW && (!std::isfinite(opt.weight_decay) || opt.weight_decay < 0.0f))
+        invalid("AdamW weight decay must be finite and >= 0; got ", opt.weight_decay);
+}
+
+inline void validate_layers(const brain_model_desc& model, std::size_t input_width, std::size_t target_width) {
+    if (model.layer_count == 0 || model.layers == nullptr)
+        invalid("the model has no layers (layer_count ", model.layer_count, "); add at least one dense layer");
+    const std::uint32_t count = model.layer_count;
+    for (std::uint32_t l = 0; l < count; ++l) {
+        const brain_layer_desc& layer = model.layers[l];
+        if (layer.inputs == 0 || layer.outputs == 0)
+            invalid("layer ", l, " has ", layer.inputs, " inputs and ", layer.outputs,
+                    " outputs; both must be at least 1");
+        const std::size_t expected_inputs = l == 0 ? input_width : model.layers[l - 1].outputs;
+        if (layer.inputs != expected_inputs) {
+            if (l == 0) invalid("layer 0 takes ", layer.inputs, " inputs but the data set has input width ", input_width);
+            invalid("layer ", l, " takes ", layer.inputs, " inputs but layer ", l - 1, " produces ", expected_inputs,
+                    " outputs");
+        }
+        if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
+            invalid("layer ", l, " has unknown activation ", layer.activation, "; expected 0 (linear) to 6 (gelu)");
+        if (layer.activation == BRAIN_ACT_SOFTMAX && l + 1 != count)
+            invalid("layer ", l, " uses softmax, which is allowed on the output layer (", count - 1, ") only");
+        if (!std::isfinite(layer.activation_param))
+            invalid("layer ", l, " has a non-finite activation parameter ", layer.activation_param);
+    }
+    const brain_layer_desc& out = model.layers[count - 1];
+    if (out.outputs != target_width)
+        invalid("the output layer (", count - 1, ") has ", out.outputs, " outputs but the data set has target width ",
+                target_width);
+    if (model.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || model.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
+        invalid("loss ", model.loss, " is unknown; expected 0 (MSE), 1 (BCE) or 2 (CCE)");
+    // dense_math's loss_row computes BCE from sigmoid logits and CCE from softmax logits; softmax's only loss
+    // is CCE. Any other pairing would train on a gradient that is not the loss's.
+    const bool ok = (model.loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY && out.activation == BRAIN_ACT_SIGMOID) ||
+                    (model.loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && out.activation == BRAIN_ACT_SOFTMAX) ||
+                    (model.loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && out.activation != BRAIN_ACT_SOFTMAX);
+    if (!ok)
+        invalid("loss ", loss_name(model.loss), " cannot follow a ", activation_name(out.activation),
+                " output layer: binary_cross_entropy needs sigmoid, categorical_cross_entropy needs softmax, and "
+                "softmax needs categorical_cross_entropy");
+}
+
+} // namespace detail
+
+// Validate a session descriptor (pointers, widths, counts, activation/loss pairs, hyper-parameters, precision
+// value) and lay out the parameters. The descriptor's pointers are only read during the call.
+inline SessionPlan plan_session(const brain_session_desc& desc) {
+    using detail::invalid;
+    if (!desc.model || !desc.optimizer || !desc.dataset || !desc.config)
+        invalid("the session descriptor lacks its ",
+                !desc.model ? "model" : !desc.optimizer ? "optimizer" : !desc.dataset ? "dataset" : "config",
+                " descriptor (null pointer)");
+    SessionPlan plan;
+    const auto model = read_struct(desc.model);
+    const auto data = read_struct(desc.dataset);
+    plan.optimizer = read_struct(desc.optimizer);
+    plan.config = read_struct(desc.config);
+    plan.budget_bytes = desc.memory_budget_bytes;
+    if (desc.precision < BRAIN_PRECISION_FLOAT32 || desc.precision > BRAIN_PRECISION_BF16)
+        invalid("precision ", desc.precision, " is unknown; expected 0 (float32), 1 (TF32) or 2 (BF16)");
+    plan.precision = desc.precision;
+
+    if (data.rows == 0) invalid("the data set has no rows; training needs at least one");
+    if (data.input_width == 0 || data.target_width == 0)
+        invalid("the data set has input width ", data.input_width, " and target width ", data.target_width,
+                "; both must be at least 1");
+    if (!data.features || !data.targets)
+        invalid("the data set view has a null ", !data.features ? "features" : "targets", " pointer for ", data.rows,
+                " rows");
+    plan.rows = detail::checked_mul(data.rows, 1, "row count");
+    plan.input_width = data.input_width;
+    plan.target_width = data.target_width;
+    detail::checked_mul(data.rows, data.input_width, "feature matrix");
+    detail::checked_mul(data.rows, data.target_width, "target matrix");
+
+    detail::validate_layers(model, plan.input_width, plan.target_width);
+    detail::validate_optimizer(plan.optimizer);
+    if (plan.config.batch_size == 0) invalid("batch_size must be at least 1; got 0");
+
+    std::size_t offset = 0;
+    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
+        const brain_layer_desc& in = model.layers[l];
+        LayerPlan layer;
+        layer.inputs = in.inputs;
+        layer.outputs = in.outputs;
+        layer.activation = in.activation;
+        layer.param = in.activation == BRAIN_ACT_LEAKY_RELU ? in.activation_param : 0.0f;
+        layer.weight_offset = offset;
+        offset += detail::checked_mul(in.outputs, in.inputs, "weight matrix");
+        layer.bias_offset = offset;
+        offset += in.outputs;
+        plan.layers.push_back(layer);
+    }
+    plan.loss = model.loss;
+    plan.parameter_count = offset;
+    plan.state_count = offset * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
+    if (desc.parameter_count != plan.parameter_count)
+        invalid("the model has ", plan.parameter_count, " parameters but ", desc.parameter_count, " were given");
+    if (desc.optimizer_state_count != plan.state_count)
+        invalid("the ", plan.optimizer.kind == BRAIN_OPT_SGD ? "SGD" : "Adam/AdamW", " optimizer state of this model has ",
+                plan.state_count, " floats but ", desc.optimizer_state_count, " were given");
+    if (!desc.parameters || !desc.optimizer_state)
+        invalid("the session descriptor has a null ", !desc.parameters ? "parameters" : "optimizer_state", " pointer");
+    plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
+    return plan;
+}
+
+} // namespace brain::sdk
