@@ -1,5 +1,6 @@
 // Dataset, CSV loading, standardisation, splitting and Matrix: happy paths and every rejected input.
 #include "support/catch.hpp"
+#include "support/error_match.hpp"
 #include "support/numeric.hpp"
 
 #include <algorithm>
@@ -15,27 +16,12 @@ using brain::Dataset;
 using brain::ErrorCode;
 using brain::Matrix;
 
+using brain::test::require_error;
+
 namespace {
 
 std::filesystem::path data_file(const std::string& name) {
     return std::filesystem::path(BRAIN_TEST_DATA_DIR) / name;
-}
-
-// Runs f, which must throw brain::Error with `code` and a message containing every fragment.
-template <class F>
-void require_error(F&& f, ErrorCode code, std::initializer_list<std::string> fragments) {
-    try {
-        f();
-    } catch (const brain::Error& e) {
-        INFO("message: " << e.what());
-        CHECK(brain::to_string(e.code()) == brain::to_string(code));
-        for (const auto& fragment : fragments) {
-            INFO("expected fragment: " << fragment);
-            CHECK(std::string(e.what()).find(fragment) != std::string::npos);
-        }
-        return;
-    }
-    FAIL("expected brain::Error " << brain::to_string(code));
 }
 
 Dataset load(const std::string& name, std::vector<std::string> targets, char delimiter = ',') {

@@ -1,6 +1,7 @@
 // The model file: bit-exact save/load round trips, atomic replacement, and every load error naming the file and
 // the JSON path at fault.
 #include "support/catch.hpp"
+#include "support/error_match.hpp"
 
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
@@ -24,23 +25,9 @@ using brain::Network;
 using brain::Optimizer;
 namespace fs = std::filesystem;
 
-namespace {
+using brain::test::require_error;
 
-template <class F>
-void require_error(F&& f, ErrorCode code, std::initializer_list<std::string> fragments) {
-    try {
-        f();
-    } catch (const brain::Error& e) {
-        INFO("message: " << e.what());
-        CHECK(brain::to_string(e.code()) == brain::to_string(code));
-        for (const auto& fragment : fragments) {
-            INFO("expected fragment: " << fragment);
-            CHECK(std::string(e.what()).find(fragment) != std::string::npos);
-        }
-        return;
-    }
-    FAIL("expected brain::Error " << brain::to_string(code));
-}
+namespace {
 
 // A fresh, empty directory removed at the end of the test.
 struct TempDir {

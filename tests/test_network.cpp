@@ -1,6 +1,7 @@
 // Network construction (validation, defaults, seeded initialisation), host inference (predict, evaluate) against
 // hand-computed values, state management, and the enum names of types.hpp.
 #include "support/catch.hpp"
+#include "support/error_match.hpp"
 #include "support/numeric.hpp"
 
 #include <brain/dataset.hpp>
@@ -20,23 +21,9 @@ using brain::Matrix;
 using brain::Network;
 using brain::Optimizer;
 
-namespace {
+using brain::test::require_error;
 
-template <class F>
-void require_error(F&& f, ErrorCode code, std::initializer_list<std::string> fragments) {
-    try {
-        f();
-    } catch (const brain::Error& e) {
-        INFO("message: " << e.what());
-        CHECK(brain::to_string(e.code()) == brain::to_string(code));
-        for (const auto& fragment : fragments) {
-            INFO("expected fragment: " << fragment);
-            CHECK(std::string(e.what()).find(fragment) != std::string::npos);
-        }
-        return;
-    }
-    FAIL("expected brain::Error " << brain::to_string(code));
-}
+namespace {
 
 double sigmoid(double z) {
     return 1.0 / (1.0 + std::exp(-z));

@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace brain::test {
 
@@ -22,6 +23,16 @@ std::string expect_error(ErrorCode code, Fn&& fn) {
     }
     FAIL("expected brain::Error with code " << to_string(code) << ", but nothing was thrown");
     return {};
+}
+
+// Runs f, which must throw brain::Error with `code` and a message containing every fragment.
+template <class F>
+void require_error(F&& f, ErrorCode code, std::initializer_list<std::string> fragments) {
+    const std::string message = expect_error(code, std::forward<F>(f));
+    for (const auto& fragment : fragments) {
+        INFO("message: " << message << "; expected fragment: " << fragment);
+        CHECK(message.find(fragment) != std::string::npos);
+    }
 }
 
 // True when `text` contains every fragment.
