@@ -433,3 +433,47 @@ TEST_CASE("the chapter-11 examples run and explain what this machine cannot do",
         CHECK(contains(r.output, "metal:0 (budget 8192 MiB) cannot run on this machine: MetalFeatureDisabled: "));
     }
 }
+
+TEST_CASE("the chapter's exercises run and explain what this machine cannot do", "[cli]") {
+    TempDir dir;
+    const bool gpu = cuda_usable();
+    const auto check_gpu_part = [gpu](const std::string& output, const char* gpu_line) {
+        if (gpu)
+            CHECK(contains(output, gpu_line));
+        else
+            CHECK((contains(output, "cannot run on this machine: ") && says_cuda_unavailable(output)));
+    };
+    SECTION("exercise 1: memory pressure") {
+        const auto r = run(bin("exercise_memory_pressure") + " --budget 1024 --hog-fraction 0.5");
+        INFO(r.output);
+        CHECK(r.status == 0);
+        check_gpu_part(r.output, "allocation test true -> ");
+    }
+    SECTION("exercise 2: crossover") {
+        const auto r = run("cd " + dir.q("") + " && " + bin("exercise_crossover") + " --epochs 1 --rows 512");
+        INFO(r.output);
+        CHECK(r.status == 0);
+        for (const char* size : {"input 16: cpu ", "input 64: cpu ", "input 256: cpu ", "input 1024: cpu "})
+            CHECK(contains(r.output, size));
+        REQUIRE(fs::exists(dir / "crossover.csv"));
+        std::ifstream csv(dir / "crossover.csv");
+        std::string header;
+        std::getline(csv, header);
+        CHECK(header == "input_size,cpu_seconds,gpu_seconds,speedup");
+        check_gpu_part(r.output, "speedup");
+    }
+    SECTION("exercise 3: fit_with_backend 50 times against one session") {
+        const auto r = run(bin("exercise_fit_vs_session") + " --epochs 3");
+        INFO(r.output);
+        CHECK(r.status == 0);
+        check_gpu_part(r.output, "setup_time of one session: ");
+    }
+    SECTION("exercise 4: churn on the GPU") {
+        const auto r = run(bin("exercise_churn_on_gpu") + " --epochs 2");
+        INFO(r.output);
+        CHECK(r.status == 0);
+        CHECK(contains(r.output, "cpu: "));
+        CHECK(contains(r.output, "accuracy "));
+        check_gpu_part(r.output, "gpu/cpu time: ");
+    }
+}
