@@ -144,7 +144,7 @@ TEST_CASE("CUDA device that does not exist is DeviceNotFound naming the count", 
                         "device 99", "this machine has");
 }
 
-TEST_CASE("CUDA training matches the CPU for every activation, loss and optimizer", "[cuda]") {
+TEST_CASE("CUDA training matches the CPU for every activation, loss and optimizer", "[cuda][slow]") {
     REQUIRE_GPU();
     const Activation hidden[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
                                  Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
