@@ -3,6 +3,7 @@
 
 #include <brain/accelerator.hpp>
 #include <brain/backend.hpp>
+#include <brain/conformance.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/matrix.hpp>
