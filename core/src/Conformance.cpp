@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <brain/accelerator.hpp>
 #include <brain/conformance.hpp>
+#include <brain/dense_math.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
@@ -135,15 +136,7 @@ Network kit_network(const Optimizer& optimizer = Optimizer::adam(0.01f)) {
 }
 
 double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size()) return INFINITY;
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-        const double d = static_cast<double>(a[i]) - b[i];
-        num += d * d;
-        den += static_cast<double>(b[i]) * b[i];
-    }
-    return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+    return a.size() == b.size() ? math::relative_error(a.data(), b.data(), a.size()) : INFINITY;
 }
 
 std::string sci(double value) {

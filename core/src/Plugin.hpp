@@ -15,19 +15,23 @@
 
 namespace brain::detail {
 
-// One loaded and initialised plugin. Lives until the process exits: objects it created may outlive any owner.
+// Throw the brain::Error carried by a plugin error (released through the plugin's own error_destroy); no-op
+// for nullptr. `plugin` names the plugin when its code is not one this core knows.
+void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, brain_error* error);
+
+// One loaded and initialised plugin. Its library stays loaded until the process exits (the registry keeps every
+// library it opened): objects a plugin created may outlive any owner.
 class Plugin {
 public:
-    Plugin(std::shared_ptr<void> library, const brain_plugin_api& api, PluginRecord record);
+    Plugin(const brain_plugin_api& api, PluginRecord record);
     // The function table, zero-extended to this core's struct size (fields the plugin lacks are null).
     const brain_plugin_api& api() const noexcept { return m_api; }
     const PluginRecord& record() const noexcept { return m_record; }
     const std::string& name() const noexcept { return m_record.name; }
     // Throw the brain::Error carried by a plugin error (and release it); no-op for nullptr.
-    void check(brain_error* error) const;
+    void check(brain_error* error) const { throw_plugin_error(m_api, m_record.name, error); }
 
 private:
-    std::shared_ptr<void> m_library;
     brain_plugin_api m_api{};
     PluginRecord m_record;
 };

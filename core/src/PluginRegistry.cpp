@@ -104,22 +104,21 @@ std::string plugin_name_from_file(const std::filesystem::path& file) {
     return base.substr(p, base.size() - p - s);
 }
 
-Plugin::Plugin(std::shared_ptr<void> library, const brain_plugin_api& api, PluginRecord record)
-    : m_library(std::move(library)), m_api(api), m_record(std::move(record)) {}
-
-void Plugin::check(brain_error* error) const {
+void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, brain_error* error) {
     if (!error) return;
-    const int32_t raw = m_api.error_code(error);
-    const char* text = m_api.error_message(error);
+    const int32_t raw = api.error_code(error);
+    const char* text = api.error_message(error);
     std::string message = (text && *text) ? text : "(the plugin gave no message)";
-    m_api.error_destroy(error);
+    api.error_destroy(error);
     std::size_t count = 0;
     const ErrorCode* codes = all_error_codes(&count);
     for (std::size_t i = 0; i < count; ++i)
         if (static_cast<int32_t>(codes[i]) == raw) throw Error(codes[i], message);
-    throw Error(ErrorCode::PluginFailure, "plugin \"" + m_record.name + "\" returned unknown error code " +
+    throw Error(ErrorCode::PluginFailure, "plugin \"" + plugin + "\" returned unknown error code " +
                                               std::to_string(raw) + " with message: " + message);
 }
+
+Plugin::Plugin(const brain_plugin_api& api, PluginRecord record) : m_api(api), m_record(std::move(record)) {}
 
 PluginRegistry& PluginRegistry::instance() {
     // Deliberately leaked: plugins must stay loaded while static destructors of other objects run.
@@ -199,22 +198,19 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
                      "; it is not a brain plugin, or it was built without BRAIN_PLUGIN_EXPORT on its entry point");
     // The library stays loaded from here on, even if rejected: its initialisers may have registered exit
     // handlers (the CUDA runtime does), and unloading under them crashes at exit.
-    std::shared_ptr<void> keep_loaded(library, library.get());
-    static std::vector<std::shared_ptr<void>>* keep_all = new std::vector<std::shared_ptr<void>>();
-    keep_all->push_back(keep_loaded);
+    static auto* keep_loaded = new std::vector<std::shared_ptr<boost::dll::shared_library>>();
+    keep_loaded->push_back(library);
 
     const auto entry = library->get<const brain_plugin_api*()>(BRAIN_PLUGIN_ENTRY_SYMBOL);
     const brain_plugin_api api = validate_plugin_table(entry(), name, where, record);
-
-    auto plugin = std::make_shared<Plugin>(keep_loaded, api, record);
     try {
-        plugin->check(api.initialize(&k_host_api));
+        throw_plugin_error(api, name, api.initialize(&k_host_api));
     } catch (const Error& e) {
         fail(record, PluginStage::Initialize, e.code(), where + " failed to initialise: " + e.what());
     }
     record.stage = PluginStage::Ready;
     record.ok = true;
-    plugin = std::make_shared<Plugin>(keep_loaded, api, record);
+    auto plugin = std::make_shared<Plugin>(api, record);
     logger()->debug("loaded {} {} from {}", name, record.version, path.string());
     return plugin;
 }

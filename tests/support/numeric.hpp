@@ -1,6 +1,8 @@
 // Shared numeric comparators for every test: norm-wise relative error and element-wise closeness.
 #pragma once
 
+#include <brain/dense_math.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -11,17 +13,10 @@
 
 namespace brain::test {
 
-// ||a - b|| / max(||b||, tiny); infinity when sizes differ or any value is not finite.
+// ||a - b|| / max(||b||, tiny) (brain::math::relative_error); infinity when sizes differ or any value is not
+// finite.
 inline double relative_error(std::span<const float> a, std::span<const float> b) {
-    if (a.size() != b.size()) return INFINITY;
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-        const double d = static_cast<double>(a[i]) - b[i];
-        num += d * d;
-        den += static_cast<double>(b[i]) * b[i];
-    }
-    return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+    return a.size() == b.size() ? brain::math::relative_error(a.data(), b.data(), a.size()) : INFINITY;
 }
 
 inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {

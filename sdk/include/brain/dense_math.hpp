@@ -105,4 +105,17 @@ inline float loss_row(int32_t loss, int32_t activation, float param, const float
     return static_cast<float>(total) * scale;
 }
 
+// Norm-wise relative error ||a - b|| / ||b|| of two float arrays of n values, accumulated in double: the parity
+// measure of the conformance kit and the tests. Infinity when any value is not finite.
+inline double relative_error(const float* a, const float* b, std::size_t n) noexcept {
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+        const double d = static_cast<double>(a[i]) - b[i];
+        num += d * d;
+        den += static_cast<double>(b[i]) * b[i];
+    }
+    return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
 } // namespace brain::math
