@@ -212,6 +212,8 @@ TEST_CASE("CUDA graph replay and direct launches give the same weights", "[cuda]
     const auto base = make_network(8, 32, Activation::Relu, 3, Activation::Softmax, Loss::CategoricalCrossEntropy,
                                    Optimizer::adam(0.01f), 12);
     const brain::TrainConfig config{4, 64, true, 8};
+    // Graphs belong to the cuBLAS path; a network this small would otherwise take the fused epoch kernel.
+    brain::test::ScopedEnv cublas_path("BRAIN_CUDA_FUSED", std::string("0"));
     auto graphed = base, direct = base;
     graphed.fit_with_backend(data, config, gpu());
     {
@@ -219,6 +221,62 @@ TEST_CASE("CUDA graph replay and direct launches give the same weights", "[cuda]
         direct.fit_with_backend(data, config, gpu());
     }
     CHECK(brain::test::relative_error(graphed.parameters(), direct.parameters()) < 1e-6);
+}
+
+TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "[cuda]") {
+    REQUIRE_GPU();
+    struct Case {
+        const char* name;
+        std::vector<std::size_t> widths; // inputs, hidden..., outputs
+        Activation hidden;
+        Activation output;
+        Loss loss;
+        Optimizer optimizer;
+        std::size_t rows;
+        std::uint32_t batch;
+    };
+    // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
+    // warp-per-output path and large enough for its tiles, one to five layers, every loss and optimizer.
+    const Case cases[] = {
+        {"relu mse adam", {70, 100, 45, 1}, Activation::Relu, Activation::Linear, Loss::MeanSquaredError,
+         Optimizer::adam(0.005f), 1000, 77},
+        {"gelu softmax cce sgd", {33, 64, 64, 5}, Activation::Gelu, Activation::Softmax,
+         Loss::CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 700, 128},
+        {"sigmoid bce adamw", {16, 200, 3}, Activation::Sigmoid, Activation::Sigmoid, Loss::BinaryCrossEntropy,
+         Optimizer::adamw(0.01f, 0.05f), 513, 256},
+        {"leaky relu, tanh output, five layers", {9, 40, 40, 40, 40, 2}, Activation::LeakyRelu, Activation::Tanh,
+         Loss::MeanSquaredError, Optimizer::adam(0.002f), 400, 50},
+        {"one layer", {12, 4}, Activation::Linear, Activation::Sigmoid, Loss::MeanSquaredError,
+         Optimizer::sgd(0.1f, 0.0f), 333, 64},
+    };
+    for (const Case& c : cases)
+        for (const bool shuffle : {true, false}) {
+            INFO(c.name << ", shuffle " << shuffle);
+            const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
+            const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
+            auto builder = brain::Network::builder().input_size(inputs);
+            for (std::size_t l = 1; l + 1 < c.widths.size(); ++l) builder.dense(c.widths[l], c.hidden);
+            const auto base = builder.dense(outputs, c.output).loss(c.loss).optimizer(c.optimizer).seed(21).build();
+            const brain::TrainConfig config{3, c.batch, shuffle, 6};
+            auto fused = base, cublas = base, cpu = base;
+            brain::FitReport fused_report, cublas_report;
+            {
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+                fused_report = fused.fit_with_backend(data, config, gpu());
+            }
+            {
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("0"));
+                cublas_report = cublas.fit_with_backend(data, config, gpu());
+            }
+            cpu.fit(data, config);
+            CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
+            CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
+            CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
+            CHECK(fused.optimizer_step() == cublas.optimizer_step());
+            CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
+            // Only the epoch's loss comes back, on either path.
+            CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
+        }
 }
 
 TEST_CASE("CUDA budget is checked before allocating and names the largest batch", "[cuda]") {

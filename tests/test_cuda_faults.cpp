@@ -63,6 +63,8 @@ TEST_CASE("CUDA injected faults each return their own error and leave the networ
                             "cudaMalloc of", "cudaErrorMemoryAllocation");
     }
     SECTION("a matrix product") {
+        // GEMMs are the cuBLAS path's; this network would otherwise train in the fused epoch kernel.
+        ScopedEnv cublas_path("BRAIN_CUDA_FUSED", std::string("0"));
         ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:2"));
         BRAIN_REQUIRE_ERROR(ErrorCode::GemmFailed, model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)),
                             "cublasGemmEx", "CUBLAS_STATUS_EXECUTION_FAILED");

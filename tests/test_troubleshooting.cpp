@@ -171,6 +171,7 @@ TEST_CASE("troubleshooting messages of the GPU-only codes are the ones the code 
                          [&] { brain::TrainingSession(net(), data, config, TrainingBackend::cuda(0, 64)); });
     }
     {
+        ScopedEnv cublas_path("BRAIN_CUDA_FUSED", std::string("0")); // GEMMs are the cuBLAS path's
         ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:1"));
         check_documented(ErrorCode::GemmFailed, [&] {
             auto n = net();

@@ -1,17 +1,24 @@
 // brain_bench: trains the workloads of shared/bench/torch_mlp.py (same shapes, data model, optimizer, batch and
 // epoch counts) on one backend and prints one JSON line per config: samples/s, final loss and the session stats.
-// A warm-up epoch runs outside the timing, as in the PyTorch anchor.
+// A warm-up epoch runs outside the timing, as in the PyTorch anchor. With --data DIR it trains on the anchor's own
+// data and initial weights (files written by bench/export_torch_data.py); without it, on data drawn from the same
+// distribution by its own generator, from brain's own initialisation.
 #include <brain/brain.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -74,6 +81,38 @@ brain::Dataset make_data(const Workload& w) {
     return brain::Dataset(std::move(x), std::move(y));
 }
 
+static_assert(std::endian::native == std::endian::little,
+              "the --data files are little-endian float32; reading them needs a little-endian host");
+
+// Reads a raw float32 file of exactly `count` values; the message names the file, the expected and found sizes.
+std::vector<float> read_f32(const std::filesystem::path& path, std::size_t count, const std::string& what) {
+    const std::uintmax_t expected = static_cast<std::uintmax_t>(count) * sizeof(float);
+    std::error_code ec;
+    const std::uintmax_t found = std::filesystem::file_size(path, ec);
+    if (ec)
+        throw std::runtime_error("cannot read " + path.string() + " (" + what + "): " + ec.message() +
+                                 "; write it with bench/export_torch_data.py");
+    if (found != expected)
+        throw std::runtime_error(path.string() + " (" + what + "): expected " + std::to_string(expected) +
+                                 " bytes (" + std::to_string(count) + " float32), found " + std::to_string(found) +
+                                 " bytes; the file does not match this config's shapes");
+    std::vector<float> values(count);
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(expected)))
+        throw std::runtime_error("cannot read " + path.string() + " (" + what + "): short read");
+    return values;
+}
+
+// The anchor's X and Y for config `name` from DIR/<name>.x.f32 and DIR/<name>.y.f32.
+brain::Dataset load_data(const std::filesystem::path& dir, const std::string& name, const Workload& w) {
+    auto x = read_f32(dir / (name + ".x.f32"), w.rows * w.inputs,
+                      "X, " + std::to_string(w.rows) + " x " + std::to_string(w.inputs));
+    auto y = read_f32(dir / (name + ".y.f32"), w.rows * w.outputs,
+                      "Y, " + std::to_string(w.rows) + " x " + std::to_string(w.outputs));
+    return brain::Dataset(brain::Matrix(w.rows, w.inputs, std::move(x)),
+                          brain::Matrix(w.rows, w.outputs, std::move(y)));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +127,15 @@ int main(int argc, char** argv) {
     app.add_option("--budget", budget_mib, "device memory budget in MiB")->capture_default_str();
     app.add_option("--precision", precision, "float32, tf32 or bf16")->capture_default_str();
     app.add_option("--epochs", epochs_override, "override the timed epoch count (0: the anchor's)");
+    std::uint64_t shuffle_seed = 7;
+    app.add_option("--shuffle-seed", shuffle_seed,
+                   "seed of the batch shuffle (another seed shows how far the final loss moves with batch order "
+                   "alone)")
+        ->capture_default_str();
+    std::string data_dir;
+    app.add_option("--data", data_dir,
+                   "directory written by bench/export_torch_data.py: train on the anchor's data and initial "
+                   "weights (<cfg>.x.f32, <cfg>.y.f32, <cfg>.params.f32) instead of brain's own");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -109,8 +157,14 @@ int main(int argc, char** argv) {
                                .optimizer(brain::Optimizer::adam(1e-3f))
                                .seed(42)
                                .build();
-            const auto data = make_data(w);
-            brain::TrainingSession session(network, data, brain::TrainConfig{epochs + 1, w.batch, true, 7}, backend);
+            if (!data_dir.empty()) {
+                const std::filesystem::path file = std::filesystem::path(data_dir) / (name + ".params.f32");
+                network.set_parameters(
+                    read_f32(file, network.parameter_count(), "initial parameters, per layer W (out x in) then b"));
+            }
+            const auto data = data_dir.empty() ? make_data(w) : load_data(data_dir, name, w);
+            brain::TrainingSession session(network, data,
+                                           brain::TrainConfig{epochs + 1, w.batch, true, shuffle_seed}, backend);
             session.train_epoch(); // warm-up, untimed
             float loss = 0.0f;
             const auto start = std::chrono::steady_clock::now();
@@ -118,13 +172,18 @@ int main(int argc, char** argv) {
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const double samples = static_cast<double>(epochs) * static_cast<double>(w.rows);
             std::cout << "{\"cfg\":\"" << name << "\",\"backend\":\"" << backend_spec << "\",\"precision\":\""
-                      << precision << "\",\"seconds\":" << seconds << ",\"samples_per_s\":"
-                      << static_cast<long long>(samples / seconds) << ",\"final_loss\":" << loss
+                      << precision << "\",\"data\":\"" << (data_dir.empty() ? "brain" : "torch")
+                      << "\",\"seconds\":" << seconds
+                      << ",\"samples_per_s\":" << static_cast<long long>(samples / seconds)
+                      << ",\"final_loss\":" << loss
                       << ",\"estimate_bytes\":" << brain::estimate_tensor_memory_bytes(network, w.batch)
                       << ",\"stats\":" << brain::to_json(session.stats()) << "}" << std::endl;
         }
     } catch (const brain::Error& e) {
         std::cerr << "error: " << brain::to_string(e.code()) << ": " << e.what() << "\n";
+        return 2;
+    } catch (const std::runtime_error& e) { // --data files
+        std::cerr << "error: " << e.what() << "\n";
         return 2;
     }
     return 0;

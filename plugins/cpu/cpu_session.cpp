@@ -218,69 +218,100 @@ double CpuSession::forward_and_loss(std::uint64_t epoch, std::size_t begin, std:
     return total;
 }
 
+void CpuSession::update_parameters(std::size_t begin, std::size_t end, const AdamStep& adam) noexcept {
+    if (begin >= end) return;
+    const brain_optimizer_desc& opt = m_plan.optimizer;
+    float* params = m_params.data() + begin;
+    const float* grads = m_grads.data() + begin;
+    float* state = m_state.data() + begin;
+    if (opt.kind == BRAIN_OPT_SGD)
+        sgd_step(params, grads, state, end - begin, opt.learning_rate, opt.momentum);
+    else
+        adam_step(params, grads, state, state + m_plan.parameter_count, end - begin, adam);
+}
+
 void CpuSession::backward_and_step(std::size_t rows) {
     const SessionPlan& plan = m_plan;
     const float* params = m_params.data();
     float* grads = m_grads.data();
+    const std::size_t layers = plan.layers.size();
+    // The products split over `count` parts; the optimizer, memory-bound, over `parts` (every thread once there
+    // are enough parameters, even when the products are too small to split). Parts past `count` only update.
     const unsigned count = threads_for(rows);
+    const unsigned parts = std::max(count, plan.parameter_count < k_split_params ? 1u : m_pool->size());
     const int n = static_cast<int>(rows);
-    for (std::size_t l = plan.layers.size(); l-- > 0;) {
+    ++m_step;
+    const brain_optimizer_desc& opt = plan.optimizer;
+    const AdamStep adam = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
+                                         opt.kind == BRAIN_OPT_ADAMW, m_step);
+    // The optimizer step is folded into the backward pass, element for element the same update: layer l + 1 is
+    // updated during layer l's step (its gradients are complete and nothing in that step reads its weights),
+    // and layer 0, whose step reads no weights, updates each slice of dW right after computing it, while the
+    // slice is still in cache. This saves the separate pass's barrier and its reread of the gradients.
+    for (std::size_t l = layers; l-- > 0;) {
         const LayerPlan& layer = plan.layers[l];
         const std::size_t in = layer.inputs, out = layer.outputs;
         const float* delta = m_delta[l].data();
         const float* input = l == 0 ? m_x : activations(l - 1);
         float* dw = grads + layer.weight_offset;
         float* db = grads + layer.bias_offset;
+        const bool first = l == 0;
         // dW = delta^T input and db = column sums of delta, split along the longer side of dW; and, reading the
         // same delta, delta_prev = (delta W) * activation'(z_prev), split by rows. Neither writes what the
         // other reads, so both run in one parallel step.
-        parallel(count, [&](unsigned index, unsigned parts) {
+        parallel(parts, [&](unsigned index, unsigned) {
             if (out >= in) {
-                const Range o = split_range(out, index, parts);
+                const Range o = split_range(out, index, count);
                 if (!o.empty()) {
                     m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o.size()),
                             static_cast<int>(in), n, 1.0f, delta + o.begin, static_cast<int>(out), input,
                             static_cast<int>(in), 0.0f, dw + o.begin * in, static_cast<int>(in));
                     column_sums(delta, db, rows, out, o.begin, o.end);
+                    if (first) {
+                        update_parameters(layer.weight_offset + o.begin * in, layer.weight_offset + o.end * in,
+                                          adam);
+                        update_parameters(layer.bias_offset + o.begin, layer.bias_offset + o.end, adam);
+                    }
                 }
             } else {
-                const Range c = split_range(in, index, parts, 16);
-                if (!c.empty())
+                const Range c = split_range(in, index, count, 16);
+                if (!c.empty()) {
                     m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(out),
                             static_cast<int>(c.size()), n, 1.0f, delta, static_cast<int>(out), input + c.begin,
                             static_cast<int>(in), 0.0f, dw + c.begin, static_cast<int>(in));
-                if (index == 0) column_sums(delta, db, rows, out, 0, out);
+                    if (first)
+                        for (std::size_t o = 0; o < out; ++o)
+                            update_parameters(layer.weight_offset + o * in + c.begin,
+                                              layer.weight_offset + o * in + c.end, adam);
+                }
+                // db is split too (whole cache lines of it), so that no thread waits on another's column sums.
+                const Range o = split_range(out, index, count, 16);
+                if (!o.empty()) {
+                    column_sums(delta, db, rows, out, o.begin, o.end);
+                    if (first) update_parameters(layer.bias_offset + o.begin, layer.bias_offset + o.end, adam);
+                }
             }
-            if (l == 0) return;
-            const LayerPlan& prev = plan.layers[l - 1];
-            const Range r = split_range(rows, index, parts);
-            if (r.empty()) return;
-            float* delta_prev = m_delta[l - 1].data() + r.begin * in;
-            m_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r.size()), static_cast<int>(in),
-                    static_cast<int>(out), 1.0f, delta + r.begin * out, static_cast<int>(out),
-                    params + layer.weight_offset, static_cast<int>(in), 0.0f, delta_prev, static_cast<int>(in));
-            backprop_activation(prev.activation, prev.param, m_z[l - 1].data() + r.begin * in,
-                                activations(l - 1) + r.begin * in, delta_prev, r.size(), in);
+            if (!first) {
+                const LayerPlan& prev = plan.layers[l - 1];
+                const Range r = split_range(rows, index, count);
+                if (!r.empty()) {
+                    float* delta_prev = m_delta[l - 1].data() + r.begin * in;
+                    m_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r.size()),
+                            static_cast<int>(in), static_cast<int>(out), 1.0f, delta + r.begin * out,
+                            static_cast<int>(out), params + layer.weight_offset, static_cast<int>(in), 0.0f,
+                            delta_prev, static_cast<int>(in));
+                    backprop_activation(prev.activation, prev.param, m_z[l - 1].data() + r.begin * in,
+                                        activations(l - 1) + r.begin * in, delta_prev, r.size(), in);
+                }
+            }
+            if (l + 1 < layers) {
+                const LayerPlan& next = plan.layers[l + 1];
+                const std::size_t begin = next.weight_offset, end = next.bias_offset + next.outputs;
+                const Range u = split_range(end - begin, index, parts, 16);
+                update_parameters(begin + u.begin, begin + u.end, adam);
+            }
         });
     }
-
-    ++m_step;
-    const brain_optimizer_desc& opt = plan.optimizer;
-    const std::size_t p = plan.parameter_count;
-    const unsigned opt_threads = p < k_split_params ? 1u : m_pool->size();
-    const AdamStep adam = make_adam_step(opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay,
-                                         opt.kind == BRAIN_OPT_ADAMW, m_step);
-    float* state = m_state.data();
-    parallel(opt_threads, [&](unsigned index, unsigned parts) {
-        const Range r = split_range(p, index, parts, 16);
-        if (r.empty()) return;
-        if (opt.kind == BRAIN_OPT_SGD)
-            sgd_step(m_params.data() + r.begin, grads + r.begin, state + r.begin, r.size(), opt.learning_rate,
-                     opt.momentum);
-        else
-            adam_step(m_params.data() + r.begin, grads + r.begin, state + r.begin, state + p + r.begin, r.size(),
-                      adam);
-    });
 }
 
 float CpuSession::train_epoch() {

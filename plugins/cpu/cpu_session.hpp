@@ -18,6 +18,7 @@
 namespace brain::cpu {
 
 using sdk::LayerPlan;
+struct AdamStep;
 
 // The shared validated plan (brain/session_plan.hpp) plus what the CPU backend computes from it.
 struct SessionPlan : sdk::SessionPlan {
@@ -53,8 +54,10 @@ private:
     // Forward pass of the batch of `rows` rows at position `begin` (gathering shuffled rows first); returns the
     // batch loss and leaves dL/dz of the output layer in its delta.
     double forward_and_loss(std::uint64_t epoch, std::size_t begin, std::size_t rows);
-    // Gradients of every layer for the batch, then one optimizer step.
+    // Gradients of every layer for the batch and one optimizer step, folded into the same parallel steps.
     void backward_and_step(std::size_t rows);
+    // The optimizer's update of parameters [begin, end) from their gradients (SGD or Adam/AdamW per the plan).
+    void update_parameters(std::size_t begin, std::size_t end, const AdamStep& adam) noexcept;
     // Threads worth using for a batch of `rows` rows (1 when the products are too small to split).
     unsigned threads_for(std::size_t rows) const noexcept;
     // Run fn(index, count) for index in [0, count) in parallel; count 1 runs inline.

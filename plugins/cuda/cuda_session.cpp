@@ -21,6 +21,11 @@ using u64 = unsigned long long; // the kernels' 64-bit parameter type
 
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned rows_per_warp_block = threads_per_block / 32;
+constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/brain_fused_mlp.cu
+// The auto choice of the fused epoch (fused_epoch_pays): no layer wider than this, and at most this many
+// multiply-adds per optimizer step.
+constexpr std::size_t fused_max_width = 1024;
+constexpr double fused_max_multiply_adds = 1.5e8;
 
 std::string mib(std::uint64_t bytes) {
     char text[64];
@@ -115,12 +120,23 @@ CudaSession::CudaSession(const brain_session_desc& desc)
         }
 
     m_device = desc.device;
+    // NVRTC (or the disk cache) works while this thread creates the context: neither needs the other. (A bad
+    // device index makes the prefetch a no-op; select_device reports it.)
+    KernelPrefetch prefetch(m_device);
+    const auto checked = Clock::now();
     select_device(m_device);
+    check_cuda(cudaFree(nullptr), "creating the CUDA context");
+    const auto context = Clock::now();
     check_cuda(cudaDeviceGetAttribute(&m_sm_count, cudaDevAttrMultiProcessorCount, m_device),
                "cudaDeviceGetAttribute");
     m_kernels = &kernels_for_current_device();
+    const auto kernels = Clock::now();
     m_stream.emplace();
-    m_cublas.emplace();
+    m_fused = resident && choose_fused_epoch();
+    // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up.
+    if (m_fused) cublas_workspace = 0;
+    else m_cublas.emplace();
+    const auto cublas = Clock::now();
     switch (plan.precision) {
     case BRAIN_PRECISION_TF32:
         m_compute = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -137,11 +153,145 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_first_epoch = desc.first_epoch;
 
     allocate_and_upload(desc, resident, cublas_workspace);
-    m_setup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+    if (m_fused) prepare_fused_epoch();
+    const auto end = Clock::now();
+    m_setup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
+    const auto ms = [](Clock::duration d) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f ms", std::chrono::duration<double, std::milli>(d).count());
+        return std::string(text);
+    };
     log_message(1, "cuda session on device " + std::to_string(m_device) + " (" + m_kernels->architecture +
                        "): tensors " + mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " +
                        (m_resident ? "resident" : "staged") + ", cuBLAS workspace " + mib(cublas_workspace) +
-                       ", graphs " + (m_use_graphs ? "on" : "off"));
+                       ", epoch: " +
+                       (m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
+                                : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
+                       "; set-up " + ms(end - start) + ": checks " + ms(checked - start) +
+                       ", device and context " + ms(context - checked) + ", kernels (waiting for NVRTC or the cache) " +
+                       ms(kernels - context) + ", stream and cuBLAS " + ms(cublas - kernels) +
+                       ", allocation and upload " + ms(end - cublas));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The fused epoch (kernels/brain_fused_mlp.cu)
+
+bool CudaSession::choose_fused_epoch() {
+    const SessionPlan& plan = m_plan;
+    const char* setting = std::getenv("BRAIN_CUDA_FUSED");
+    const std::string mode = setting ? setting : "auto";
+    if (mode == "0") return false;
+    // TF32 and BF16 are tensor-core precisions, which only the cuBLAS path has.
+    if (plan.precision != BRAIN_PRECISION_FLOAT32 || plan.layers.size() > BRAIN_FUSED_MAX_LAYERS ||
+        plan.config.batch_size > BRAIN_FUSED_MAX_BATCH)
+        return false;
+    int cooperative = 0;
+    check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device), "cudaDeviceGetAttribute");
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(m_kernels->fused_epoch),
+                                                             fused_threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch)");
+    if (!cooperative || per_sm < 1) {
+        log_message(2, "cuda session: the fused epoch kernel cannot run on this device (cooperative launch " +
+                           std::string(cooperative ? "supported" : "unsupported") + ", " + std::to_string(per_sm) +
+                           " resident blocks per SM); using the cuBLAS path");
+        return false;
+    }
+    // One block per SM keeps the barriers cheap; BRAIN_CUDA_FUSED_BLOCKS_PER_SM (a tuning knob) asks for more.
+    int blocks_per_sm = 1;
+    if (const char* knob = std::getenv("BRAIN_CUDA_FUSED_BLOCKS_PER_SM")) blocks_per_sm = std::clamp(std::atoi(knob), 1, per_sm);
+    m_fused_grid = static_cast<unsigned>(m_sm_count * blocks_per_sm);
+    if (mode == "1") return true;
+    return fused_epoch_pays(plan);
+}
+
+bool fused_epoch_pays(const sdk::SessionPlan& plan) {
+    // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
+    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold is
+    // where the two paths met on the H200 (docs/performance.md, "fused epoch").
+    std::size_t widest = 0;
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers) {
+        widest = std::max({widest, layer.inputs, layer.outputs});
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    }
+    multiply_adds *= static_cast<double>(plan.batch_rows);
+    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
+}
+
+void CudaSession::prepare_fused_epoch() {
+    const SessionPlan& plan = m_plan;
+    brain_fused_epoch_args& a = m_fused_args;
+    a = brain_fused_epoch_args{};
+    for (std::size_t l = 0; l < plan.layers.size(); ++l) {
+        const LayerPlan& layer = plan.layers[l];
+        brain_fused_layer& f = a.layers[l];
+        f.z = m_z[l].floats();
+        f.a = m_a[l].get() ? m_a[l].floats() : f.z;
+        f.delta = m_delta[l].floats();
+        f.weight_offset = layer.weight_offset;
+        f.bias_offset = layer.bias_offset;
+        f.inputs = static_cast<uint32_t>(layer.inputs);
+        f.outputs = static_cast<uint32_t>(layer.outputs);
+        f.activation = layer.activation;
+        f.param = layer.param;
+    }
+    a.params = m_params.floats();
+    a.grads = m_grads.floats();
+    a.state_m = m_state.floats();
+    a.state_v = plan.optimizer.kind == BRAIN_OPT_SGD ? nullptr : m_state.floats() + plan.parameter_count;
+    a.features = m_features.floats();
+    a.targets = m_targets.floats();
+    a.perm = plan.config.shuffle ? static_cast<uint32_t*>(m_perm.get()) : nullptr;
+    a.row_loss = m_row_loss.floats();
+    a.scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
+    a.rows = plan.rows;
+    a.seed = plan.config.seed;
+    a.parameter_count = plan.parameter_count;
+    a.layer_count = static_cast<uint32_t>(plan.layers.size());
+    a.batch_size = static_cast<uint32_t>(plan.config.batch_size);
+    a.loss = plan.loss;
+    a.optimizer = plan.optimizer.kind;
+    a.beta1 = plan.optimizer.beta1;
+    a.beta2 = plan.optimizer.beta2;
+    a.epsilon = plan.optimizer.epsilon;
+    a.weight_decay = plan.optimizer.weight_decay;
+    a.momentum = plan.optimizer.momentum;
+    if (const char* profile = std::getenv("BRAIN_CUDA_FUSED_PROFILE"); profile && std::strcmp(profile, "1") == 0 &&
+                                                                        batch_count() > 1) {
+        m_fused_profile = m_allocator.allocate(8ull * BRAIN_FUSED_PROFILE_SLOTS, MemoryKind::Workspace,
+                                               "the fused epoch's profile");
+        check_cuda(cudaMemset(m_fused_profile.get(), 0, 8ull * BRAIN_FUSED_PROFILE_SLOTS), "cudaMemset");
+        a.profile = static_cast<uint64_t*>(m_fused_profile.get());
+    }
+}
+
+// BRAIN_CUDA_FUSED_PROFILE=1: log how long each phase of the epoch's second step took (tuning only).
+void CudaSession::log_fused_profile() {
+    std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS] = {};
+    if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) != cudaSuccess) return;
+    const std::size_t layers = m_plan.layers.size();
+    std::string text = "fused epoch profile (microseconds, step 2): barrier " +
+                       std::to_string((stamps[2] - stamps[0]) / 2000.0);
+    std::size_t slot = 2;
+    for (std::size_t l = 0; l < layers; ++l, ++slot)
+        text += ", forward " + std::to_string(l) + " " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
+    text += ", loss " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
+    ++slot;
+    for (std::size_t l = layers; l-- > 0; ++slot)
+        text += ", backward " + std::to_string(l) + " " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
+    text += "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
+    log_message(1, text);
+}
+
+void CudaSession::launch_fused_epoch() {
+    brain_fused_epoch_args args = m_fused_args;
+    // The one argument that changes during a session (set_learning_rate).
+    args.learning_rate = m_plan.optimizer.learning_rate;
+    void* params[] = {&args};
+    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(m_kernels->fused_epoch), dim3(m_fused_grid),
+                                           dim3(fused_threads), params, 0, m_stream->get()),
+               "cudaLaunchCooperativeKernel (the fused epoch)");
 }
 
 CudaSession::~CudaSession() {
@@ -181,10 +331,12 @@ void CudaSession::allocate_and_upload(const brain_session_desc& desc, bool resid
     if (cublas_workspace)
         m_workspace = m_allocator.allocate(cublas_workspace, MemoryKind::Workspace, "the cuBLAS workspace");
 
-    check_cublas(cublasSetStream(m_cublas->get(), stream), "cublasSetStream");
-    // After cublasSetStream, which resets it: the workspace comes from our budget, never from cuBLAS's pool.
-    check_cublas(cublasSetWorkspace(m_cublas->get(), m_workspace.get(), cublas_workspace), "cublasSetWorkspace");
-    check_cublas(cublasSetPointerMode(m_cublas->get(), CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+    if (m_cublas) {
+        check_cublas(cublasSetStream(m_cublas->get(), stream), "cublasSetStream");
+        // After cublasSetStream, which resets it: the workspace comes from our budget, never from cuBLAS's pool.
+        check_cublas(cublasSetWorkspace(m_cublas->get(), m_workspace.get(), cublas_workspace), "cublasSetWorkspace");
+        check_cublas(cublasSetPointerMode(m_cublas->get(), CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+    }
 
     const brain_dataset_view data = sdk::read_struct(desc.dataset);
     const std::uint64_t feature_bytes = 4ull * plan.rows * plan.input_width;
@@ -419,6 +571,12 @@ float CudaSession::train_epoch() {
     try {
         if (!m_resident) {
             run_staged_epoch();
+        } else if (m_fused) {
+            launch_fused_epoch();
+            if (m_fused_profile.get()) {
+                check_cuda(cudaStreamSynchronize(stream), "the epoch");
+                log_fused_profile();
+            }
         } else if (!m_use_graphs) {
             enqueue_resident_epoch();
         } else {

@@ -6,6 +6,7 @@
 
 #include "cuda_handles.hpp"
 #include "device_allocator.hpp"
+#include "device_scalars.h"
 #include "kernel_module.hpp"
 
 #include <brain/plugin_abi.h>
@@ -36,6 +37,9 @@ struct SessionPlan : sdk::SessionPlan {
 // Validate a descriptor; INVALID_ARGUMENT naming the value at fault.
 SessionPlan make_session_plan(const brain_session_desc& desc);
 
+// Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
+bool fused_epoch_pays(const sdk::SessionPlan& plan);
+
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
 class CudaSession {
 public:
@@ -64,6 +68,10 @@ private:
               const float* b, int ldb, float* c, int ldc, const char* what);
     unsigned elementwise_blocks(std::uint64_t count) const noexcept;
     [[noreturn]] void fail_numerical(float loss);
+    bool choose_fused_epoch();
+    void prepare_fused_epoch();
+    void launch_fused_epoch();
+    void log_fused_profile();
     std::size_t batch_count() const noexcept;
 
     SessionPlan m_plan;
@@ -85,6 +93,10 @@ private:
     std::vector<Event> m_stage_done;
     GraphExec m_graph;
     bool m_resident = false;
+    bool m_fused = false;          // epochs run as one cooperative launch of the fused epoch kernel
+    unsigned m_fused_grid = 0;     // its blocks: one per SM
+    brain_fused_epoch_args m_fused_args{};
+    DeviceBuffer m_fused_profile; // BRAIN_CUDA_FUSED_PROFILE only
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
     std::uint64_t m_epochs = 0;

@@ -20,6 +20,54 @@ typedef struct brain_cuda_scalars {
     float step_size;          /* Adam: lr / (1 - beta1^t) */
     float bias_correction2_sqrt; /* Adam: sqrt(1 - beta2^t) */
     float decay;              /* AdamW: 1 - lr * weight_decay; otherwise 1 */
+    uint32_t barrier_arrived;    /* fused epoch kernel: blocks arrived at the current grid barrier */
+    uint32_t barrier_generation; /* fused epoch kernel: grid barriers completed (wraps) */
 } brain_cuda_scalars;
+
+/* The fused epoch kernel (kernels/brain_fused_mlp.cu) runs whole epochs of narrow networks in one cooperative
+ * launch; its arguments travel by value in this block. Pointers are device pointers owned by the session. */
+#define BRAIN_FUSED_MAX_LAYERS 8
+#define BRAIN_FUSED_MAX_BATCH 1024 /* the batch's row indices are kept in shared memory */
+
+typedef struct brain_fused_layer {
+    float* z;               /* pre-activations, batch x outputs */
+    float* a;               /* activations; equal to z for linear layers */
+    float* delta;           /* dL/dz, batch x outputs */
+    uint64_t weight_offset; /* into the flat parameters: W, outputs x inputs, row-major */
+    uint64_t bias_offset;   /* b, outputs */
+    uint32_t inputs;
+    uint32_t outputs;
+    int32_t activation;
+    float param;
+} brain_fused_layer;
+
+typedef struct brain_fused_epoch_args {
+    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS];
+    float* params;
+    float* grads;
+    float* state_m;        /* SGD velocity or Adam first moment */
+    float* state_v;        /* Adam second moment; null for SGD */
+    const float* features; /* the resident data set, rows x input_width */
+    const float* targets;  /* rows x target_width */
+    uint32_t* perm;        /* the epoch's batch order; null when the data is not shuffled */
+    float* row_loss;       /* batch rows */
+    brain_cuda_scalars* scalars;
+    uint64_t rows;
+    uint64_t seed;
+    uint64_t parameter_count;
+    uint32_t layer_count;
+    uint32_t batch_size;
+    int32_t loss;
+    int32_t optimizer; /* BRAIN_OPT_* */
+    float learning_rate;
+    float beta1;
+    float beta2;
+    float epsilon;
+    float weight_decay;
+    float momentum;
+    uint64_t* profile; /* BRAIN_CUDA_FUSED_PROFILE: nanosecond stamps of the second step's phases; null otherwise */
+} brain_fused_epoch_args;
+
+#define BRAIN_FUSED_PROFILE_SLOTS 64
 
 #endif

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -97,7 +98,10 @@ Target choose_target(int major, int minor) {
 // The whole kernel text; BRAIN_CUDA_TEST_KERNEL_SUFFIX appends text (the tests use it to prove that a compile
 // error surfaces as KernelCompileFailed with the NVRTC log).
 std::string kernel_source() {
+    // The fused epoch kernel uses the per-operation kernels' device functions, so it comes second.
     std::string source = embedded::kernels;
+    source += "\n";
+    source += embedded::fused_kernels;
     if (const char* suffix = std::getenv("BRAIN_CUDA_TEST_KERNEL_SUFFIX")) {
         source += "\n";
         source += suffix;
@@ -227,25 +231,57 @@ cudaKernel_t get_kernel(cudaLibrary_t library, const char* name) {
     return kernel;
 }
 
-std::unique_ptr<KernelModule> build_module(int major, int minor) {
-    const Target target = choose_target(major, minor);
-    const std::string source = kernel_source();
+KernelImage produce_image(const std::string& source, const Target& target) {
     const std::filesystem::path cached = cache_file(source, target);
-    cudaLibrary_t library = nullptr;
     if (!cached.empty()) {
-        const std::vector<char> image = read_cache(cached);
-        if (!image.empty() &&
-            cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            library = nullptr;
-            log_message(3, "cuda plugin: the cached kernels in " + cached.string() + " did not load; recompiling");
-        }
+        std::vector<char> bytes = read_cache(cached);
+        if (!bytes.empty()) return {std::move(bytes), true};
     }
-    if (!library) {
-        const std::vector<char> image = compile(source, target);
-        library = load_library(image);
-        if (!cached.empty()) write_cache(cached, image);
+    KernelImage image{compile(source, target), false};
+    if (!cached.empty()) write_cache(cached, image.bytes);
+    return image;
+}
+
+// The process's kernels: loaded modules by (architecture, source), intentionally leaked (see build_module), and
+// images being produced ahead of their load by a KernelPrefetch.
+struct Registry {
+    std::mutex mutex;
+    std::map<std::pair<int, std::string>, std::unique_ptr<KernelModule>> modules;
+    std::map<std::pair<std::string, std::string>, std::shared_future<KernelImage>> pending;
+};
+
+Registry& registry() {
+    static auto* instance = new Registry();
+    return *instance;
+}
+
+void compute_capability(int device, int& major, int& minor) {
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+}
+
+// Called with the registry locked.
+std::unique_ptr<KernelModule> build_module(Registry& reg, int major, int minor, const std::string& source) {
+    const Target target = choose_target(major, minor);
+    KernelImage image;
+    if (auto it = reg.pending.find({target.option, source}); it != reg.pending.end()) {
+        const std::shared_future<KernelImage> future = it->second;
+        reg.pending.erase(it);
+        image = future.get(); // rethrows the compile's failure
+    } else {
+        image = produce_image(source, target);
     }
+    cudaLibrary_t library = nullptr;
+    if (image.from_cache &&
+        cudaLibraryLoadData(&library, image.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        library = nullptr;
+        log_message(3, "cuda plugin: the cached kernels for " + target.label + " did not load; recompiling");
+        image = KernelImage{compile(source, target), false};
+        const std::filesystem::path cached = cache_file(source, target);
+        if (!cached.empty()) write_cache(cached, image.bytes);
+    }
+    if (!library) library = load_library(image.bytes);
     // The library is deliberately never unloaded: kernels may be referenced by captured graphs until the
     // process exits, and unloading during static destruction races the runtime's own teardown.
     auto module = std::make_unique<KernelModule>();
@@ -262,6 +298,7 @@ std::unique_ptr<KernelModule> build_module(int major, int minor) {
     module->sgd_update = get_kernel(library, "brain_sgd_update");
     module->adam_update = get_kernel(library, "brain_adam_update");
     module->finish_epoch = get_kernel(library, "brain_finish_epoch");
+    module->fused_epoch = get_kernel(library, "brain_fused_epoch");
     return module;
 }
 
@@ -270,16 +307,39 @@ std::unique_ptr<KernelModule> build_module(int major, int minor) {
 const KernelModule& kernels_for_current_device() {
     int device = 0, major = 0, minor = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-    check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-    // Keyed by architecture and source (the test suffix changes the source); intentionally leaked, see above.
-    static std::mutex mutex;
-    static auto* cache = new std::map<std::pair<int, std::string>, std::unique_ptr<KernelModule>>();
+    compute_capability(device, major, minor);
+    // Keyed by architecture and source (the test suffix changes the source).
     const std::string source = kernel_source();
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = (*cache)[{major * 10 + minor, source}];
-    if (!slot) slot = build_module(major, minor);
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    auto& slot = reg.modules[{major * 10 + minor, source}];
+    if (!slot) slot = build_module(reg, major, minor, source);
     return *slot;
+}
+
+KernelPrefetch::KernelPrefetch(int device) noexcept {
+    try {
+        // Unchecked calls: the test-only fault injection counts checked ones, and a prefetch must not consume them.
+        int major = 0, minor = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+        const Target target = choose_target(major, minor);
+        const std::string source = kernel_source();
+        Registry& reg = registry();
+        std::lock_guard<std::mutex> lock(reg.mutex);
+        if (reg.modules.count({major * 10 + minor, source}) || reg.pending.count({target.option, source})) return;
+        m_image = std::async(std::launch::async, [source, target] { return produce_image(source, target); }).share();
+        reg.pending[{target.option, source}] = m_image;
+    } catch (...) {
+        // Only an optimisation: kernels_for_current_device() compiles and reports any failure itself.
+    }
+}
+
+KernelPrefetch::~KernelPrefetch() {
+    if (m_image.valid()) m_image.wait();
 }
 
 } // namespace brain::cuda

@@ -118,20 +118,10 @@ extern "C" __global__ void brain_bias_softmax(float* z, float* a, const float* b
     softmax_row_warp(zr, a + (brain_u64)row * width, width, lane);
 }
 
-// The output layer, fused: bias, activation, the row's loss and dL/dz, one warp per row, exactly as
-// brain::math::loss_row. row_loss[r] receives the row's loss already divided by the batch normalisation.
-extern "C" __global__ void brain_output_loss(float* z, float* a, float* delta, const float* bias, const float* t,
-                                             float* row_loss, unsigned rows, unsigned k, int act, float param,
-                                             int loss) {
-    const unsigned lane = threadIdx.x % BRAIN_WARP;
-    const unsigned row = blockIdx.x * (blockDim.x / BRAIN_WARP) + threadIdx.x / BRAIN_WARP;
-    if (row >= rows) return;
-    float* zr = z + (brain_u64)row * k;
-    float* ar = a + (brain_u64)row * k;
-    float* dr = delta + (brain_u64)row * k;
-    const float* tr = t + (brain_u64)row * k;
-    for (unsigned i = lane; i < k; i += BRAIN_WARP) zr[i] += bias[i];
-    __syncwarp();
+// One row of the output layer, by one warp, exactly as brain::math::loss_row: activation (z already holds the
+// bias), the row's loss and dL/dz. Returns the row's loss divided by the batch normalisation (on every lane).
+static __device__ float output_loss_row(float* zr, float* ar, float* dr, const float* tr, unsigned rows, unsigned k,
+                                        int act, float param, int loss, unsigned lane) {
     if (act == BRAIN_ACT_SOFTMAX) {
         softmax_row_warp(zr, ar, k, lane);
     } else {
@@ -179,7 +169,23 @@ extern "C" __global__ void brain_output_loss(float* z, float* a, float* delta, c
         }
     }
     total = warp_sum_d(total);
-    if (lane == 0) row_loss[row] = (float)total * scale;
+    return (float)total * scale;
+}
+
+// The output layer, fused: bias, activation, the row's loss and dL/dz, one warp per row. row_loss[r] receives the
+// row's loss already divided by the batch normalisation.
+extern "C" __global__ void brain_output_loss(float* z, float* a, float* delta, const float* bias, const float* t,
+                                             float* row_loss, unsigned rows, unsigned k, int act, float param,
+                                             int loss) {
+    const unsigned lane = threadIdx.x % BRAIN_WARP;
+    const unsigned row = blockIdx.x * (blockDim.x / BRAIN_WARP) + threadIdx.x / BRAIN_WARP;
+    if (row >= rows) return;
+    float* zr = z + (brain_u64)row * k;
+    for (unsigned i = lane; i < k; i += BRAIN_WARP) zr[i] += bias[i];
+    __syncwarp();
+    const float row_total = output_loss_row(zr, a + (brain_u64)row * k, delta + (brain_u64)row * k,
+                                            t + (brain_u64)row * k, rows, k, act, param, loss, lane);
+    if (lane == 0) row_loss[row] = row_total;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -226,11 +232,9 @@ extern "C" __global__ void brain_column_sums(const float* delta, float* db, unsi
 // ---------------------------------------------------------------------------------------------------------------
 // Loss bookkeeping and optimizer.
 
-// One block of 256 threads: the batch loss (a fixed-order sum of the rows' losses), its finiteness check, the
-// epoch's running sum, the step count and this step's Adam coefficients (in double, as the CPU plugin does).
-extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float* row_loss, unsigned rows,
-                                              int batch, float learning_rate, float beta1, float beta2,
-                                              float weight_decay, int decoupled) {
+// The batch loss, a fixed-order sum of the rows' losses by one whole block of 256 threads (in double, as the CPU
+// plugin sums); its finiteness check and the epoch's running sum. Every thread of the block must call it.
+static __device__ void add_batch_loss(brain_cuda_scalars* s, const float* row_loss, unsigned rows, int batch) {
     __shared__ double partial[256];
     double v = 0.0;
     for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) v += (double)row_loss[r];
@@ -240,29 +244,65 @@ extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float
         if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
         __syncthreads();
     }
-    if (threadIdx.x != 0) return;
-    const double batch_loss = partial[0];
-    if (!isfinite(batch_loss) && s->bad_loss_batch == BRAIN_CUDA_NO_BAD_BATCH) s->bad_loss_batch = batch;
-    s->epoch_loss_sum += batch_loss * (double)rows;
-    const brain_u64 t = ++s->step;
+    if (threadIdx.x == 0) {
+        const double batch_loss = partial[0];
+        if (!isfinite(batch_loss) && s->bad_loss_batch == BRAIN_CUDA_NO_BAD_BATCH) s->bad_loss_batch = batch;
+        s->epoch_loss_sum += batch_loss * (double)rows;
+    }
+    __syncthreads();
+}
+
+// Adam's coefficients of step t (1-based), in double as the CPU plugin computes them.
+static __device__ void adam_coefficients(brain_u64 t, float learning_rate, float beta1, float beta2,
+                                         float weight_decay, int decoupled, float* step_size, float* bc2_sqrt,
+                                         float* decay) {
     const double bc1 = 1.0 - pow((double)beta1, (double)t);
     const double bc2 = 1.0 - pow((double)beta2, (double)t);
-    s->step_size = (float)((double)learning_rate / bc1);
-    s->bias_correction2_sqrt = (float)sqrt(bc2);
-    s->decay = decoupled ? 1.0f - learning_rate * weight_decay : 1.0f;
+    *step_size = (float)((double)learning_rate / bc1);
+    *bc2_sqrt = (float)sqrt(bc2);
+    *decay = decoupled ? 1.0f - learning_rate * weight_decay : 1.0f;
+}
+
+// One block of 256 threads: the batch loss, the step count and this step's Adam coefficients.
+extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float* row_loss, unsigned rows,
+                                              int batch, float learning_rate, float beta1, float beta2,
+                                              float weight_decay, int decoupled) {
+    add_batch_loss(s, row_loss, rows, batch);
+    if (threadIdx.x != 0) return;
+    const brain_u64 t = ++s->step;
+    adam_coefficients(t, learning_rate, beta1, beta2, weight_decay, decoupled, &s->step_size,
+                      &s->bias_correction2_sqrt, &s->decay);
+}
+
+// PyTorch SGD for one parameter: v = momentum v + g; p -= lr v. Returns the new parameter.
+static __device__ __forceinline__ float sgd_element(float* p, float g, float* v, float learning_rate,
+                                                    float momentum) {
+    const float vi = momentum * *v + g;
+    *v = vi;
+    const float pi = *p - learning_rate * vi;
+    *p = pi;
+    return pi;
+}
+
+// PyTorch Adam / AdamW for one parameter. Returns the new parameter.
+static __device__ __forceinline__ float adam_element(float* p, float g, float* m, float* v, float beta1, float beta2,
+                                                     float epsilon, float step_size, float bc2_sqrt, float decay) {
+    const float mi = beta1 * *m + (1.0f - beta1) * g;
+    const float vi = beta2 * *v + (1.0f - beta2) * g * g;
+    *m = mi;
+    *v = vi;
+    const float denom = sqrtf(vi) / bc2_sqrt + epsilon;
+    const float pi = *p * decay - step_size * mi / denom;
+    *p = pi;
+    return pi;
 }
 
 // PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v.
 extern "C" __global__ void brain_sgd_update(float* p, const float* g, float* v, brain_u64 n, float learning_rate,
                                             float momentum, brain_cuda_scalars* s, int batch) {
     bool bad = false;
-    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x) {
-        const float vi = momentum * v[i] + g[i];
-        v[i] = vi;
-        const float pi = p[i] - learning_rate * vi;
-        p[i] = pi;
-        bad |= !isfinite(pi);
-    }
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x)
+        bad |= !isfinite(sgd_element(p + i, g[i], v + i, learning_rate, momentum));
     if (bad) atomicMin(&s->bad_weight_batch, batch);
 }
 
@@ -272,29 +312,22 @@ extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m,
     const float step_size = s->step_size;
     const float bc2_sqrt = s->bias_correction2_sqrt;
     const float decay = s->decay;
-    const float c1 = 1.0f - beta1;
-    const float c2 = 1.0f - beta2;
     bool bad = false;
-    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x) {
-        const float gi = g[i];
-        const float mi = beta1 * m[i] + c1 * gi;
-        const float vi = beta2 * v[i] + c2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        const float denom = sqrtf(vi) / bc2_sqrt + epsilon;
-        const float pi = p[i] * decay - step_size * mi / denom;
-        p[i] = pi;
-        bad |= !isfinite(pi);
-    }
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x)
+        bad |= !isfinite(adam_element(p + i, g[i], m + i, v + i, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
     if (bad) atomicMin(&s->bad_weight_batch, batch);
 }
 
 // End of epoch: publish the sample-weighted mean loss (NaN when a check tripped), reset the sum, advance the
 // shuffle epoch. The host reads `result` (4 bytes) and nothing else.
-extern "C" __global__ void brain_finish_epoch(brain_cuda_scalars* s, brain_u64 rows) {
+static __device__ void finish_epoch(brain_cuda_scalars* s, brain_u64 rows) {
     const bool bad = s->bad_loss_batch != BRAIN_CUDA_NO_BAD_BATCH || s->bad_weight_batch != BRAIN_CUDA_NO_BAD_BATCH;
     const double mean = s->epoch_loss_sum / (double)rows;
     s->result = (bad || !isfinite(mean)) ? __int_as_float(0x7fc00000) : (float)mean;
     s->epoch_loss_sum = 0.0;
     s->epoch += 1;
+}
+
+extern "C" __global__ void brain_finish_epoch(brain_cuda_scalars* s, brain_u64 rows) {
+    finish_epoch(s, rows);
 }

@@ -1,0 +1,353 @@
+// brain_gemm_rate: the rate cuBLAS alone reaches on exactly the GEMMs one training step of brain_bench's
+// compute-bound workloads performs. Issue 4 asks wide and huge to reach "at least 90% of the float32 GEMM rate the
+// same machine measures with cuBLAS"; this program is that measurement, and scripts/gemm-rate-compare divides its
+// GEMM time per step by brain's whole step time.
+//
+// It links only the CUDA runtime and cuBLAS, never brain::core, so the reference cannot inherit brain's overheads
+// (or its bugs). The calls mirror plugins/cuda/cuda_session.cpp (same transposes, leading dimensions, compute type,
+// 32 MiB workspace), so cuBLAS picks the same kernels it picks for brain.
+//
+// One JSON line per config on stdout. Exit status: 0 measured; 2 bad usage or no usable GPU (one line on stderr
+// says which); 1 a CUDA or cuBLAS call failed (one line names the call and its status).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+// A call that failed; main prints what() as the single error line and exits 1.
+class Failure : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+void check(cudaError_t status, const std::string& what) {
+    if (status == cudaSuccess) return;
+    throw Failure(what + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+}
+
+void check(cublasStatus_t status, const std::string& what) {
+    if (status == CUBLAS_STATUS_SUCCESS) return;
+    throw Failure(what + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+}
+
+// The MLPs of apps/bench/BenchMain.cpp's compute-bound workloads: layer widths input..output, and the batch.
+struct Mlp {
+    std::vector<int> widths;
+    int batch;
+};
+
+const std::map<std::string, Mlp>& mlps() {
+    static const std::map<std::string, Mlp> m = {
+        {"wide", {{1024, 4096, 4096, 16}, 1024}},
+        {"huge", {{4096, 8192, 8192, 8192, 16}, 4096}},
+    };
+    return m;
+}
+
+// One cublasGemmEx call in column-major terms, plus the row-major result it stands for (rows x cols, inner k).
+struct Gemm {
+    std::string op;
+    int layer;
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    int rows, cols;
+
+    std::uint64_t flops() const { return 2ull * static_cast<std::uint64_t>(m) * n * k; }
+    // Elements each operand spans in column-major storage, to size the shared buffers.
+    std::size_t a_elements() const { return static_cast<std::size_t>(lda) * (ta == CUBLAS_OP_N ? k : m); }
+    std::size_t b_elements() const { return static_cast<std::size_t>(ldb) * (tb == CUBLAS_OP_N ? n : k); }
+    std::size_t c_elements() const { return static_cast<std::size_t>(ldc) * n; }
+};
+
+// Every GEMM of one step, in brain's order and with brain's arguments (see the comment above
+// CudaSession::enqueue_batch): row-major tensors seen by column-major cuBLAS as their transposes.
+std::vector<Gemm> step_gemms(const Mlp& mlp) {
+    std::vector<Gemm> gemms;
+    const int b = mlp.batch;
+    const int layers = static_cast<int>(mlp.widths.size()) - 1;
+    for (int l = 0; l < layers; ++l) {
+        const int in = mlp.widths[l], out = mlp.widths[l + 1];
+        // Z (B x out) = A W^T, K = in.
+        gemms.push_back({"forward", l, CUBLAS_OP_T, CUBLAS_OP_N, out, b, in, in, in, out, b, out});
+    }
+    for (int l = layers; l-- > 0;) {
+        const int in = mlp.widths[l], out = mlp.widths[l + 1];
+        // dW (out x in) = delta^T A, K = B.
+        gemms.push_back({"weight_gradient", l, CUBLAS_OP_N, CUBLAS_OP_T, in, out, b, in, out, in, out, in});
+        // dA (B x in) = delta W, K = out; the first layer's inputs are data and need no gradient.
+        if (l > 0) gemms.push_back({"input_gradient", l, CUBLAS_OP_N, CUBLAS_OP_N, in, b, out, in, out, in, b, in});
+    }
+    return gemms;
+}
+
+// The machine's "peak" float32 rate: one large square SGEMM, big enough that cuBLAS runs at its best.
+constexpr int square_size = 8192;
+
+Gemm square_gemm() {
+    const int s = square_size;
+    return {"square", -1, CUBLAS_OP_N, CUBLAS_OP_N, s, s, s, s, s, s, s, s};
+}
+
+class DeviceBuffer {
+public:
+    DeviceBuffer(std::size_t bytes, const char* what) {
+        check(cudaMalloc(&m_ptr, bytes),
+              std::string("cudaMalloc(") + std::to_string(bytes >> 20) + " MiB for " + what + ")");
+    }
+    ~DeviceBuffer() {
+        if (m_ptr) (void)cudaFree(m_ptr);
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    float* floats() const { return static_cast<float*>(m_ptr); }
+
+private:
+    void* m_ptr = nullptr;
+};
+
+class Event {
+public:
+    Event() { check(cudaEventCreate(&m_event), "cudaEventCreate"); }
+    ~Event() { (void)cudaEventDestroy(m_event); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    cudaEvent_t get() const { return m_event; }
+
+private:
+    cudaEvent_t m_event = nullptr;
+};
+
+class Stream {
+public:
+    Stream() { check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+    ~Stream() { (void)cudaStreamDestroy(m_stream); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaStream_t get() const { return m_stream; }
+
+private:
+    cudaStream_t m_stream = nullptr;
+};
+
+class Cublas {
+public:
+    Cublas() { check(cublasCreate(&m_handle), "cublasCreate"); }
+    ~Cublas() { (void)cublasDestroy(m_handle); }
+    Cublas(const Cublas&) = delete;
+    Cublas& operator=(const Cublas&) = delete;
+    cublasHandle_t get() const { return m_handle; }
+
+private:
+    cublasHandle_t m_handle = nullptr;
+};
+
+class Timer {
+public:
+    Timer(cublasHandle_t handle, cudaStream_t stream, cublasComputeType_t compute, const float* a, const float* b,
+          float* c)
+        : m_handle(handle), m_stream(stream), m_compute(compute), m_a(a), m_b(b), m_c(c) {}
+
+    // Median seconds per call over `repeats` timed runs. Each run queues enough back-to-back calls to last about
+    // 2 ms, so small GEMMs (a few microseconds) are timed at the GPU's throughput, as inside brain's CUDA graph,
+    // and not at the event timer's resolution or the host's launch latency. Repeating one call keeps its operands
+    // warm in L2, which can only flatter cuBLAS: the reference errs on the strict side.
+    double seconds_per_call(const Gemm& g, int repeats) {
+        const std::string what = "cublasGemmEx (" + g.op + " " + std::to_string(g.m) + "x" + std::to_string(g.n) +
+                                 "x" + std::to_string(g.k) + ")";
+        // Warm-up: the first call chooses the kernel and loads its module.
+        for (int i = 0; i < 3; ++i) call(g, what);
+        check(cudaStreamSynchronize(m_stream), what + " warm-up");
+        const double estimate = time_calls(g, what, 10) / 10.0;
+        const int calls = static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(estimate, 1e-9)), 1.0, 10000.0));
+        std::vector<double> samples;
+        for (int r = 0; r < repeats; ++r) samples.push_back(time_calls(g, what, calls) / calls);
+        std::sort(samples.begin(), samples.end());
+        const std::size_t mid = samples.size() / 2;
+        return samples.size() % 2 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+    }
+
+private:
+    void call(const Gemm& g, const std::string& what) {
+        const float one = 1.0f, zero = 0.0f;
+        check(cublasGemmEx(m_handle, g.ta, g.tb, g.m, g.n, g.k, &one, m_a, CUDA_R_32F, g.lda, m_b, CUDA_R_32F,
+                           g.ldb, &zero, m_c, CUDA_R_32F, g.ldc, m_compute, CUBLAS_GEMM_DEFAULT),
+              what);
+    }
+
+    double time_calls(const Gemm& g, const std::string& what, int calls) {
+        check(cudaEventRecord(m_start.get(), m_stream), "cudaEventRecord");
+        for (int i = 0; i < calls; ++i) call(g, what);
+        check(cudaEventRecord(m_stop.get(), m_stream), "cudaEventRecord");
+        check(cudaEventSynchronize(m_stop.get()), what + " (waiting for the timed calls)");
+        float ms = 0.0f;
+        check(cudaEventElapsedTime(&ms, m_start.get(), m_stop.get()), "cudaEventElapsedTime");
+        return ms * 1e-3;
+    }
+
+    cublasHandle_t m_handle;
+    cudaStream_t m_stream;
+    cublasComputeType_t m_compute;
+    const float* m_a;
+    const float* m_b;
+    float* m_c;
+    Event m_start, m_stop;
+};
+
+// Why cudaGetDeviceCount found nothing. The runtime answers cudaErrorInsufficientDriver both for an old driver
+// and for none at all, so loading libcuda.so.1 ourselves tells the two apart (as the CUDA plugin does).
+std::string no_gpu_reason(cudaError_t status) {
+    if (status == cudaSuccess) return "cudaGetDeviceCount found 0 devices";
+    const std::string runtime = std::string("cudaGetDeviceCount returned ") + cudaGetErrorName(status) + " (" +
+                                cudaGetErrorString(status) + ")";
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) {
+        const char* why = dlerror();
+        return std::string("no CUDA driver, libcuda.so.1 could not be loaded (") +
+               (why ? why : "unknown loader error") + "; " + runtime + ")";
+    }
+    dlclose(driver);
+    if (status == cudaErrorNoDevice) return "the CUDA driver is loaded but reports no GPU (" + runtime + ")";
+    return "the CUDA driver is present but unusable (" + runtime + ")";
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Time with cuBLAS alone the GEMMs of one training step of brain_bench's compute-bound workloads"};
+    std::string configs = "wide,huge";
+    bool tf32 = false;
+    int repeats = 10;
+    app.add_option("--configs", configs, "comma-separated: wide,huge")->capture_default_str();
+    app.add_flag("--tf32", tf32, "use CUBLAS_COMPUTE_32F_FAST_TF32 (brain_bench --precision tf32) instead of 32F");
+    app.add_option("--repeats", repeats, "timed runs per shape; the median is reported")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    CLI11_PARSE(app, argc, argv);
+
+    std::vector<std::string> names;
+    std::stringstream list(configs);
+    for (std::string name; std::getline(list, name, ',');) {
+        if (!mlps().count(name)) {
+            std::cerr << "error: unknown config \"" << name << "\"; expected wide or huge (the compute-bound "
+                      << "workloads of brain_bench)\n";
+            return 2;
+        }
+        names.push_back(name);
+    }
+    if (names.empty()) {
+        std::cerr << "error: --configs is empty; expected a comma-separated list of wide, huge\n";
+        return 2;
+    }
+
+    int devices = 0;
+    const cudaError_t probe = cudaGetDeviceCount(&devices);
+    if (probe != cudaSuccess || devices == 0) {
+        std::cerr << "error: no usable CUDA GPU: " << no_gpu_reason(probe)
+                  << "; brain_gemm_rate times cuBLAS on a GPU: run it on a machine with an NVIDIA GPU and driver\n";
+        return 2;
+    }
+
+    try {
+        check(cudaSetDevice(0), "cudaSetDevice(0)");
+        cudaDeviceProp prop{};
+        check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties(0)");
+
+        // One set of buffers, sized for the largest operand of any GEMM measured, serves every call.
+        std::vector<std::vector<Gemm>> plans;
+        std::size_t elements = square_gemm().c_elements();
+        for (const std::string& name : names) {
+            plans.push_back(step_gemms(mlps().at(name)));
+            for (const Gemm& g : plans.back())
+                elements = std::max({elements, g.a_elements(), g.b_elements(), g.c_elements()});
+        }
+        DeviceBuffer a(elements * sizeof(float), "operand A");
+        DeviceBuffer b(elements * sizeof(float), "operand B");
+        DeviceBuffer c(elements * sizeof(float), "the result");
+        // Random values in [-1, 1), not zeros: a GPU multiplying zeros draws less power and can clock higher.
+        {
+            std::vector<float> host(elements);
+            std::uint32_t state = 12345u;
+            for (float& v : host) {
+                state = state * 1664525u + 1013904223u;
+                v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
+            }
+            check(cudaMemcpy(a.floats(), host.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
+                  "cudaMemcpy (operand A)");
+            check(cudaMemcpy(b.floats(), host.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
+                  "cudaMemcpy (operand B)");
+        }
+
+        // As brain does: the stream first (cublasSetStream resets the workspace), then a 32 MiB workspace,
+        // cuBLAS's recommendation on Hopper; the kernel heuristics depend on the workspace available. Declared
+        // before the handle, so it outlives it.
+        constexpr std::size_t workspace_bytes = 32ull << 20;
+        DeviceBuffer workspace(workspace_bytes, "the cuBLAS workspace");
+        Stream stream;
+        Cublas cublas;
+        check(cublasSetStream(cublas.get(), stream.get()), "cublasSetStream");
+        check(cublasSetWorkspace(cublas.get(), workspace.floats(), workspace_bytes), "cublasSetWorkspace");
+        const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        Timer timer(cublas.get(), stream.get(), compute, a.floats(), b.floats(), c.floats());
+
+        const Gemm square = square_gemm();
+        const double peak_tflops =
+            static_cast<double>(square.flops()) / timer.seconds_per_call(square, repeats) / 1e12;
+
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const Mlp& mlp = mlps().at(names[i]);
+            std::uint64_t flops = 0;
+            double seconds = 0.0;
+            std::ostringstream shapes;
+            shapes.precision(6);
+            for (const Gemm& g : plans[i]) {
+                const double s = timer.seconds_per_call(g, repeats);
+                flops += g.flops();
+                seconds += s;
+                shapes << (shapes.tellp() > 0 ? "," : "") << "{\"op\":\"" << g.op << "\",\"layer\":" << g.layer
+                       << ",\"rows\":" << g.rows << ",\"cols\":" << g.cols << ",\"k\":" << g.k
+                       << ",\"flops\":" << g.flops() << ",\"seconds\":" << s
+                       << ",\"tflops\":" << static_cast<double>(g.flops()) / s / 1e12 << "}";
+            }
+            std::ostringstream widths;
+            for (std::size_t w = 0; w < mlp.widths.size(); ++w) widths << (w ? "," : "") << mlp.widths[w];
+            std::ostringstream line;
+            line.precision(6);
+            line << "{\"cfg\":\"" << names[i] << "\",\"precision\":\"" << (tf32 ? "tf32" : "float32")
+                 << "\",\"device\":" << json_string(prop.name) << ",\"batch\":" << mlp.batch << ",\"widths\":["
+                 << widths.str() << "],\"repeats\":" << repeats << ",\"gemm_flops_per_step\":" << flops
+                 << ",\"gemm_seconds_per_step\":" << seconds
+                 << ",\"gemm_tflops\":" << static_cast<double>(flops) / seconds / 1e12
+                 << ",\"peak_square_tflops\":" << peak_tflops << ",\"square_size\":" << square_size
+                 << ",\"shapes\":[" << shapes.str() << "]}";
+            std::cout << line.str() << std::endl;
+        }
+    } catch (const Failure& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of host memory while preparing the operands; close other programs or measure "
+                  << "fewer configs at once\n";
+        return 1;
+    }
+    return 0;
+}
