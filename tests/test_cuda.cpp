@@ -1,9 +1,9 @@
 // The CUDA backend against the chapter's contract. On a machine without a driver (CI) only the DriverUnavailable
 // assertion runs; every GPU test skips with a one-line reason there and runs on a machine with a GPU.
 #include "support/catch.hpp"
-#include "support/gpu.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
+#include "support/gpu.hpp"
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
@@ -96,7 +96,8 @@ TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[c
         }
         return;
     }
-    if (const auto reason = brain::test::no_gpu_reason(); reason && reason->find("not available") != std::string::npos)
+    if (const auto reason = brain::test::no_gpu_reason();
+        reason && reason->find("not available") != std::string::npos)
         BRAIN_SKIP(*reason);
     const std::string message = brain::test::expect_error(
         ErrorCode::DriverUnavailable, [] { (void)brain::accelerator_doctor(TrainingBackend::cuda(0, 8192)); });
@@ -238,16 +239,46 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
     // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
     // warp-per-output path and large enough for its tiles, one to five layers, every loss and optimizer.
     const Case cases[] = {
-        {"relu mse adam", {70, 100, 45, 1}, Activation::Relu, Activation::Linear, Loss::MeanSquaredError,
-         Optimizer::adam(0.005f), 1000, 77},
-        {"gelu softmax cce sgd", {33, 64, 64, 5}, Activation::Gelu, Activation::Softmax,
-         Loss::CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 700, 128},
-        {"sigmoid bce adamw", {16, 200, 3}, Activation::Sigmoid, Activation::Sigmoid, Loss::BinaryCrossEntropy,
-         Optimizer::adamw(0.01f, 0.05f), 513, 256},
-        {"leaky relu, tanh output, five layers", {9, 40, 40, 40, 40, 2}, Activation::LeakyRelu, Activation::Tanh,
-         Loss::MeanSquaredError, Optimizer::adam(0.002f), 400, 50},
-        {"one layer", {12, 4}, Activation::Linear, Activation::Sigmoid, Loss::MeanSquaredError,
-         Optimizer::sgd(0.1f, 0.0f), 333, 64},
+        {"relu mse adam",
+         {70, 100, 45, 1},
+         Activation::Relu,
+         Activation::Linear,
+         Loss::MeanSquaredError,
+         Optimizer::adam(0.005f),
+         1000,
+         77},
+        {"gelu softmax cce sgd",
+         {33, 64, 64, 5},
+         Activation::Gelu,
+         Activation::Softmax,
+         Loss::CategoricalCrossEntropy,
+         Optimizer::sgd(0.05f, 0.9f),
+         700,
+         128},
+        {"sigmoid bce adamw",
+         {16, 200, 3},
+         Activation::Sigmoid,
+         Activation::Sigmoid,
+         Loss::BinaryCrossEntropy,
+         Optimizer::adamw(0.01f, 0.05f),
+         513,
+         256},
+        {"leaky relu, tanh output, five layers",
+         {9, 40, 40, 40, 40, 2},
+         Activation::LeakyRelu,
+         Activation::Tanh,
+         Loss::MeanSquaredError,
+         Optimizer::adam(0.002f),
+         400,
+         50},
+        {"one layer",
+         {12, 4},
+         Activation::Linear,
+         Activation::Sigmoid,
+         Loss::MeanSquaredError,
+         Optimizer::sgd(0.1f, 0.0f),
+         333,
+         64},
     };
     for (const Case& c : cases)
         for (const bool shuffle : {true, false}) {

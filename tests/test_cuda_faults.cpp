@@ -26,8 +26,12 @@ brain::Dataset ramp(std::size_t rows, std::size_t inputs) {
 }
 
 brain::Network net(std::size_t inputs, std::size_t hidden) {
-    return brain::Network::builder().input_size(inputs).dense(hidden, Activation::Relu).dense(1, Activation::Linear)
-        .seed(9).build();
+    return brain::Network::builder()
+        .input_size(inputs)
+        .dense(hidden, Activation::Relu)
+        .dense(1, Activation::Linear)
+        .seed(9)
+        .build();
 }
 
 } // namespace
@@ -38,10 +42,10 @@ TEST_CASE("CUDA allocation the card cannot hold is AllocationFailed, within the 
     const auto data = ramp(1'000'000, 1);
     auto model = net(1, 40000);
     const auto before = model.parameters();
-    BRAIN_REQUIRE_ERROR(ErrorCode::AllocationFailed,
-                        model.fit_with_backend(data, brain::TrainConfig{1, 1'000'000, false, 1},
-                                               TrainingBackend::cuda(0, 600'000)),
-                        "cudaMalloc of", "cudaErrorMemoryAllocation", "lower the batch size");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::AllocationFailed,
+        model.fit_with_backend(data, brain::TrainConfig{1, 1'000'000, false, 1}, TrainingBackend::cuda(0, 600'000)),
+        "cudaMalloc of", "cudaErrorMemoryAllocation", "lower the batch size");
     CHECK(model.parameters() == before);
 }
 
@@ -59,15 +63,16 @@ TEST_CASE("CUDA injected faults each return their own error and leave the networ
     SECTION("an allocation in the middle of session set-up") {
         ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("alloc:3"));
         BRAIN_REQUIRE_ERROR(ErrorCode::AllocationFailed,
-                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)),
-                            "cudaMalloc of", "cudaErrorMemoryAllocation");
+                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)), "cudaMalloc of",
+                            "cudaErrorMemoryAllocation");
     }
     SECTION("a matrix product") {
         // GEMMs are the cuBLAS path's; this network would otherwise train in the fused epoch kernel.
         ScopedEnv cublas_path("BRAIN_CUDA_FUSED", std::string("0"));
         ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:2"));
-        BRAIN_REQUIRE_ERROR(ErrorCode::GemmFailed, model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)),
-                            "cublasGemmEx", "CUBLAS_STATUS_EXECUTION_FAILED");
+        BRAIN_REQUIRE_ERROR(ErrorCode::GemmFailed,
+                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)), "cublasGemmEx",
+                            "CUBLAS_STATUS_EXECUTION_FAILED");
     }
     SECTION("a CUDA call") {
         ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("device:5"));

@@ -3,11 +3,9 @@
 // A warm-up epoch runs outside the timing, as in the PyTorch anchor. With --data DIR it trains on the anchor's own
 // data and initial weights (files written by bench/export_torch_data.py); without it, on data drawn from the same
 // distribution by its own generator, from brain's own initialisation.
-#include <brain/brain.hpp>
-
 #include <CLI/CLI.hpp>
-
 #include <bit>
+#include <brain/brain.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdint>

@@ -5,7 +5,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +54,7 @@ int main(int argc, char** argv) {
             std::cout << "gpu/cpu time: " << gpu_seconds / cpu_seconds << "x; on the GPU, setup " << setup
                       << " s and training " << train << " s for " << gpu_stats.batches << " batches ("
                       << (train / static_cast<double>(gpu_stats.batches)) * 1e6
-                      << " us per batch of 64 rows: launch-bound, the GPU idles between tiny kernels)\n";
+                      << " us per batch of 64 rows: latency-bound, a step this small keeps the GPU mostly idle)\n";
         } catch (const brain::Error& e) {
             return brain::examples::explain_backend_error(e, backend);
         }

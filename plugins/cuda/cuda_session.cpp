@@ -1,9 +1,9 @@
 #include "cuda_session.hpp"
-#include "fault_injection.hpp"
 
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
 #include "device_scalars.h"
+#include "fault_injection.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -134,8 +134,10 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_stream.emplace();
     m_fused = resident && choose_fused_epoch();
     // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up.
-    if (m_fused) cublas_workspace = 0;
-    else m_cublas.emplace();
+    if (m_fused)
+        cublas_workspace = 0;
+    else
+        m_cublas.emplace();
     const auto cublas = Clock::now();
     switch (plan.precision) {
     case BRAIN_PRECISION_TF32:
@@ -161,16 +163,15 @@ CudaSession::CudaSession(const brain_session_desc& desc)
         std::snprintf(text, sizeof text, "%.1f ms", std::chrono::duration<double, std::milli>(d).count());
         return std::string(text);
     };
-    log_message(1, "cuda session on device " + std::to_string(m_device) + " (" + m_kernels->architecture +
-                       "): tensors " + mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " +
-                       (m_resident ? "resident" : "staged") + ", cuBLAS workspace " + mib(cublas_workspace) +
-                       ", epoch: " +
-                       (m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
-                                : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
-                       "; set-up " + ms(end - start) + ": checks " + ms(checked - start) +
-                       ", device and context " + ms(context - checked) + ", kernels (waiting for NVRTC or the cache) " +
-                       ms(kernels - context) + ", stream and cuBLAS " + ms(cublas - kernels) +
-                       ", allocation and upload " + ms(end - cublas));
+    log_message(
+        1, "cuda session on device " + std::to_string(m_device) + " (" + m_kernels->architecture + "): tensors " +
+               mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " + (m_resident ? "resident" : "staged") +
+               ", cuBLAS workspace " + mib(cublas_workspace) + ", epoch: " +
+               (m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
+                        : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
+               "; set-up " + ms(end - start) + ": checks " + ms(checked - start) + ", device and context " +
+               ms(context - checked) + ", kernels (waiting for NVRTC or the cache) " + ms(kernels - context) +
+               ", stream and cuBLAS " + ms(cublas - kernels) + ", allocation and upload " + ms(end - cublas));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -186,10 +187,11 @@ bool CudaSession::choose_fused_epoch() {
         plan.config.batch_size > BRAIN_FUSED_MAX_BATCH)
         return false;
     int cooperative = 0;
-    check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device), "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
+               "cudaDeviceGetAttribute");
     int per_sm = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(m_kernels->fused_epoch),
-                                                             fused_threads, 0),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                   &per_sm, reinterpret_cast<const void*>(m_kernels->fused_epoch), fused_threads, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch)");
     if (!cooperative || per_sm < 1) {
         log_message(2, "cuda session: the fused epoch kernel cannot run on this device (cooperative launch " +
@@ -199,7 +201,8 @@ bool CudaSession::choose_fused_epoch() {
     }
     // One block per SM keeps the barriers cheap; BRAIN_CUDA_FUSED_BLOCKS_PER_SM (a tuning knob) asks for more.
     int blocks_per_sm = 1;
-    if (const char* knob = std::getenv("BRAIN_CUDA_FUSED_BLOCKS_PER_SM")) blocks_per_sm = std::clamp(std::atoi(knob), 1, per_sm);
+    if (const char* knob = std::getenv("BRAIN_CUDA_FUSED_BLOCKS_PER_SM"))
+        blocks_per_sm = std::clamp(std::atoi(knob), 1, per_sm);
     m_fused_grid = static_cast<unsigned>(m_sm_count * blocks_per_sm);
     if (mode == "1") return true;
     return fused_epoch_pays(plan);
@@ -257,8 +260,8 @@ void CudaSession::prepare_fused_epoch() {
     a.epsilon = plan.optimizer.epsilon;
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
-    if (const char* profile = std::getenv("BRAIN_CUDA_FUSED_PROFILE"); profile && std::strcmp(profile, "1") == 0 &&
-                                                                        batch_count() > 1) {
+    if (const char* profile = std::getenv("BRAIN_CUDA_FUSED_PROFILE");
+        profile && std::strcmp(profile, "1") == 0 && batch_count() > 1) {
         m_fused_profile = m_allocator.allocate(8ull * BRAIN_FUSED_PROFILE_SLOTS, MemoryKind::Workspace,
                                                "the fused epoch's profile");
         check_cuda(cudaMemset(m_fused_profile.get(), 0, 8ull * BRAIN_FUSED_PROFILE_SLOTS), "cudaMemset");
@@ -271,15 +274,16 @@ void CudaSession::log_fused_profile() {
     std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS] = {};
     if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) != cudaSuccess) return;
     const std::size_t layers = m_plan.layers.size();
-    std::string text = "fused epoch profile (microseconds, step 2): barrier " +
-                       std::to_string((stamps[2] - stamps[0]) / 2000.0);
+    std::string text =
+        "fused epoch profile (microseconds, step 2): barrier " + std::to_string((stamps[2] - stamps[0]) / 2000.0);
     std::size_t slot = 2;
     for (std::size_t l = 0; l < layers; ++l, ++slot)
         text += ", forward " + std::to_string(l) + " " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
     text += ", loss " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
     ++slot;
     for (std::size_t l = layers; l-- > 0; ++slot)
-        text += ", backward " + std::to_string(l) + " " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
+        text +=
+            ", backward " + std::to_string(l) + " " + std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
     text += "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
     log_message(1, text);
 }
@@ -289,8 +293,8 @@ void CudaSession::launch_fused_epoch() {
     // The one argument that changes during a session (set_learning_rate).
     args.learning_rate = m_plan.optimizer.learning_rate;
     void* params[] = {&args};
-    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(m_kernels->fused_epoch), dim3(m_fused_grid),
-                                           dim3(fused_threads), params, 0, m_stream->get()),
+    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(m_kernels->fused_epoch),
+                                           dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream->get()),
                "cudaLaunchCooperativeKernel (the fused epoch)");
 }
 
@@ -334,7 +338,8 @@ void CudaSession::allocate_and_upload(const brain_session_desc& desc, bool resid
     if (m_cublas) {
         check_cublas(cublasSetStream(m_cublas->get(), stream), "cublasSetStream");
         // After cublasSetStream, which resets it: the workspace comes from our budget, never from cuBLAS's pool.
-        check_cublas(cublasSetWorkspace(m_cublas->get(), m_workspace.get(), cublas_workspace), "cublasSetWorkspace");
+        check_cublas(cublasSetWorkspace(m_cublas->get(), m_workspace.get(), cublas_workspace),
+                     "cublasSetWorkspace");
         check_cublas(cublasSetPointerMode(m_cublas->get(), CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
     }
 
@@ -692,7 +697,8 @@ brain_session_stats CudaSession::stats() const noexcept {
 
 void CudaSession::set_learning_rate(float learning_rate) {
     if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and > 0; got " + std::to_string(learning_rate));
+        fail(BRAIN_ERR_INVALID_ARGUMENT,
+             "the learning rate must be finite and > 0; got " + std::to_string(learning_rate));
     m_plan.optimizer.learning_rate = learning_rate;
     // The rate is a kernel argument baked into the captured epoch; the next epoch captures a new graph.
     m_graph.reset();

@@ -93,8 +93,8 @@ private:
     std::vector<Event> m_stage_done;
     GraphExec m_graph;
     bool m_resident = false;
-    bool m_fused = false;          // epochs run as one cooperative launch of the fused epoch kernel
-    unsigned m_fused_grid = 0;     // its blocks: one per SM
+    bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel
+    unsigned m_fused_grid = 0; // its blocks: one per SM
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // BRAIN_CUDA_FUSED_PROFILE only
     bool m_use_graphs = true;

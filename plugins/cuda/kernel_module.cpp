@@ -272,8 +272,8 @@ std::unique_ptr<KernelModule> build_module(Registry& reg, int major, int minor, 
         image = produce_image(source, target);
     }
     cudaLibrary_t library = nullptr;
-    if (image.from_cache &&
-        cudaLibraryLoadData(&library, image.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess) {
+    if (image.from_cache && cudaLibraryLoadData(&library, image.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr,
+                                                0) != cudaSuccess) {
         (void)cudaGetLastError();
         library = nullptr;
         log_message(3, "cuda plugin: the cached kernels for " + target.label + " did not load; recompiling");
@@ -331,7 +331,8 @@ KernelPrefetch::KernelPrefetch(int device) noexcept {
         Registry& reg = registry();
         std::lock_guard<std::mutex> lock(reg.mutex);
         if (reg.modules.count({major * 10 + minor, source}) || reg.pending.count({target.option, source})) return;
-        m_image = std::async(std::launch::async, [source, target] { return produce_image(source, target); }).share();
+        m_image =
+            std::async(std::launch::async, [source, target] { return produce_image(source, target); }).share();
         reg.pending[{target.option, source}] = m_image;
     } catch (...) {
         // Only an optimisation: kernels_for_current_device() compiles and reports any failure itself.

@@ -7,8 +7,8 @@
 
 #include <cuda_runtime_api.h>
 #include <future>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace brain::cuda {
 
@@ -35,7 +35,8 @@ struct KernelModule {
 // Thread-safe.
 const KernelModule& kernels_for_current_device();
 
-// What NVRTC (or the disk cache) produced for one architecture; a cached image that does not load is compiled again.
+// What NVRTC (or the disk cache) produced for one architecture; a cached image that does not load is compiled
+// again.
 struct KernelImage {
     std::vector<char> bytes;
     bool from_cache = false;

@@ -11,8 +11,8 @@
 
 #define BRAIN_FUSED_THREADS 256
 #define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
-#define BRAIN_TILE 32    // a tile's rows and columns
-#define BRAIN_TILE_K 64  // K per shared-memory chunk
+#define BRAIN_TILE 32       // a tile's rows and columns
+#define BRAIN_TILE_K 64     // K per shared-memory chunk
 #define BRAIN_TILE_PITCH 34 // shared row pitch: even for 8-byte loads, and only 2-way conflicts on stores
 
 // The kernel's arguments stay in the parameter space while their address is taken (sm_70 and newer).
@@ -250,7 +250,8 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
     const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
     const brain_u64 outputs = (brain_u64)g.m * g.n;
     // Tiles only pay when there are enough of them to occupy the grid; otherwise a warp per output is faster.
-    const brain_u64 tiles = (brain_u64)((g.m + BRAIN_TILE - 1) / BRAIN_TILE) * ((g.n + BRAIN_TILE - 1) / BRAIN_TILE);
+    const brain_u64 tiles =
+        (brain_u64)((g.m + BRAIN_TILE - 1) / BRAIN_TILE) * ((g.n + BRAIN_TILE - 1) / BRAIN_TILE);
     brain_u64 busy;
     const brain_u64 warps = (brain_u64)grid * BRAIN_FUSED_WARPS;
     if (outputs <= 2 * warps || (tiles * 4 < grid && outputs <= 4 * warps)) {
@@ -283,7 +284,8 @@ static __device__ FusedOperand layer_input(const brain_fused_epoch_args& a, unsi
     return op;
 }
 
-extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS) brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
+    brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     __shared__ __align__(16) float as[BRAIN_TILE_K][BRAIN_TILE_PITCH];
     __shared__ __align__(16) float bs[BRAIN_TILE_K][BRAIN_TILE_PITCH];
     __shared__ float coefficients[3];
@@ -422,7 +424,8 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS) brain_fused_ep
             for (unsigned j = bias_warp; j < layer.outputs; j += warps) {
                 float sum = 0.0f;
 #pragma unroll 4
-                for (unsigned r = lane; r < rows; r += BRAIN_WARP) sum += layer.delta[(brain_u64)r * layer.outputs + j];
+                for (unsigned r = lane; r < rows; r += BRAIN_WARP)
+                    sum += layer.delta[(brain_u64)r * layer.outputs + j];
                 sum = warp_sum(sum);
                 if (lane == 0) {
                     if (update)
