@@ -313,7 +313,33 @@ extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m,
     const float bc2_sqrt = s->bias_correction2_sqrt;
     const float decay = s->decay;
     bool bad = false;
-    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n; i += (brain_u64)gridDim.x * blockDim.x)
+    const brain_u64 first = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x;
+    const brain_u64 stride = (brain_u64)gridDim.x * blockDim.x;
+    brain_u64 scalar_from = 0;
+    // Adam is memory-bound (28 bytes per parameter): 16-byte loads and stores where all four arrays allow them,
+    // the same per-element arithmetic.
+    if ((((brain_u64)p | (brain_u64)g | (brain_u64)m | (brain_u64)v) & 15) == 0) {
+        const brain_u64 quads = n / 4;
+        for (brain_u64 q = first; q < quads; q += stride) {
+            float4 pq = reinterpret_cast<float4*>(p)[q];
+            const float4 gq = reinterpret_cast<const float4*>(g)[q];
+            float4 mq = reinterpret_cast<float4*>(m)[q];
+            float4 vq = reinterpret_cast<float4*>(v)[q];
+            bad |= !isfinite(
+                adam_element(&pq.x, gq.x, &mq.x, &vq.x, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
+            bad |= !isfinite(
+                adam_element(&pq.y, gq.y, &mq.y, &vq.y, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
+            bad |= !isfinite(
+                adam_element(&pq.z, gq.z, &mq.z, &vq.z, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
+            bad |= !isfinite(
+                adam_element(&pq.w, gq.w, &mq.w, &vq.w, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
+            reinterpret_cast<float4*>(p)[q] = pq;
+            reinterpret_cast<float4*>(m)[q] = mq;
+            reinterpret_cast<float4*>(v)[q] = vq;
+        }
+        scalar_from = quads * 4;
+    }
+    for (brain_u64 i = scalar_from + first; i < n; i += stride)
         bad |= !isfinite(adam_element(p + i, g[i], m + i, v + i, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
     if (bad) atomicMin(&s->bad_weight_batch, batch);
 }
