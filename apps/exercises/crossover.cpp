@@ -6,7 +6,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -31,8 +30,11 @@ int main(int argc, char** argv) {
         // The first use of a device pays for its context and kernel compilation (11.7's "first run" skew): pay
         // it once, untimed, so the smallest model is not charged with it.
         try {
-            auto warm = brain::Network::builder().input_size(16).dense(16, brain::Activation::Relu)
-                            .dense(1, brain::Activation::Linear).build();
+            auto warm = brain::Network::builder()
+                            .input_size(16)
+                            .dense(16, brain::Activation::Relu)
+                            .dense(1, brain::Activation::Linear)
+                            .build();
             warm.fit_with_backend(brain::app::make_regression(256, 16, 1), brain::TrainConfig{1, 256, true, 1},
                                   backend);
         } catch (const brain::Error& e) {
@@ -41,14 +43,7 @@ int main(int argc, char** argv) {
         }
         for (std::size_t inputs : {16, 64, 256, 1024}) {
             const auto data = brain::app::make_regression(rows, inputs, 7);
-            const auto model = brain::Network::builder()
-                                   .input_size(inputs)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(1, brain::Activation::Linear)
-                                   .optimizer(brain::Optimizer::adam(0.001f))
-                                   .seed(42)
-                                   .build();
+            const auto model = brain::examples::chapter_network(inputs);
             const brain::TrainConfig config{options.epochs, 256, true, 7};
             const auto time = [&](const brain::TrainingBackend& b) {
                 brain::Network m = model;

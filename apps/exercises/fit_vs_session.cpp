@@ -5,7 +5,6 @@
 #include "synthetic.hpp"
 
 #include <brain/brain.hpp>
-
 #include <chrono>
 #include <iostream>
 
@@ -18,14 +17,7 @@ int main(int argc, char** argv) {
     return brain::examples::run_example([&]() -> int {
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
         const auto data = brain::app::make_regression(4096, 16, 3);
-        const auto model = brain::Network::builder()
-                               .input_size(16)
-                               .dense(256, brain::Activation::Relu)
-                               .dense(256, brain::Activation::Relu)
-                               .dense(1, brain::Activation::Linear)
-                               .optimizer(brain::Optimizer::adam(0.001f))
-                               .seed(42)
-                               .build();
+        const auto model = brain::examples::chapter_network(16);
         const brain::TrainConfig one_epoch{1, 256, true, 7};
         try {
             brain::Network repeated = model;
@@ -36,7 +28,8 @@ int main(int argc, char** argv) {
                 const auto report = repeated.fit_with_backend(data, one_epoch, backend);
                 setup_sum += report.stats.setup_time;
             }
-            const double fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double fit_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
             brain::Network held = model;
             const auto session_start = std::chrono::steady_clock::now();

@@ -43,6 +43,21 @@ int dim(std::size_t value) {
     return static_cast<int>(value);
 }
 
+// Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
+bool fused_epoch_pays(const sdk::SessionPlan& plan) {
+    // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
+    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold is
+    // where the two paths met on the H200 (docs/performance.md, "fused epoch").
+    std::size_t widest = 0;
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers) {
+        widest = std::max({widest, layer.inputs, layer.outputs});
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    }
+    multiply_adds *= static_cast<double>(plan.batch_rows);
+    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
+}
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -199,27 +214,10 @@ bool CudaSession::choose_fused_epoch() {
                            " resident blocks per SM); using the cuBLAS path");
         return false;
     }
-    // One block per SM keeps the barriers cheap; BRAIN_CUDA_FUSED_BLOCKS_PER_SM (a tuning knob) asks for more.
-    int blocks_per_sm = 1;
-    if (const char* knob = std::getenv("BRAIN_CUDA_FUSED_BLOCKS_PER_SM"))
-        blocks_per_sm = std::clamp(std::atoi(knob), 1, per_sm);
-    m_fused_grid = static_cast<unsigned>(m_sm_count * blocks_per_sm);
+    // One block per SM: more blocks made the barriers dearer and the steps slower (docs/performance.md).
+    m_fused_grid = static_cast<unsigned>(m_sm_count);
     if (mode == "1") return true;
     return fused_epoch_pays(plan);
-}
-
-bool fused_epoch_pays(const sdk::SessionPlan& plan) {
-    // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
-    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold is
-    // where the two paths met on the H200 (docs/performance.md, "fused epoch").
-    std::size_t widest = 0;
-    double multiply_adds = 0.0;
-    for (const LayerPlan& layer : plan.layers) {
-        widest = std::max({widest, layer.inputs, layer.outputs});
-        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
-    }
-    multiply_adds *= static_cast<double>(plan.batch_rows);
-    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
 }
 
 void CudaSession::prepare_fused_epoch() {

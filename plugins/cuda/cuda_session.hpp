@@ -37,9 +37,6 @@ struct SessionPlan : sdk::SessionPlan {
 // Validate a descriptor; INVALID_ARGUMENT naming the value at fault.
 SessionPlan make_session_plan(const brain_session_desc& desc);
 
-// Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
-bool fused_epoch_pays(const sdk::SessionPlan& plan);
-
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
 class CudaSession {
 public:
