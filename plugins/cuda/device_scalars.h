@@ -20,8 +20,7 @@ typedef struct brain_cuda_scalars {
     float step_size;          /* Adam: lr / (1 - beta1^t) */
     float bias_correction2_sqrt; /* Adam: sqrt(1 - beta2^t) */
     float decay;              /* AdamW: 1 - lr * weight_decay; otherwise 1 */
-    uint32_t barrier_arrived;    /* fused epoch kernel: blocks arrived at the current grid barrier */
-    uint32_t barrier_generation; /* fused epoch kernel: grid barriers completed (wraps) */
+    uint32_t barrier_arrived; /* fused epoch kernel's grid barrier: top bit flips per barrier, low bits 0 between */
 } brain_cuda_scalars;
 
 /* The fused epoch kernel (kernels/brain_fused_mlp.cu) runs whole epochs of narrow networks in one cooperative

@@ -5,15 +5,19 @@
 // Why: for small layers an optimizer step is a dozen tiny kernels, and even replayed from a CUDA graph each one
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
 // all resident, which a cooperative launch guarantees) walks the same sequence of phases, separated by grid-wide
-// barriers: per batch, one phase per layer forward, one for the loss, one per layer backward (weight gradients and
-// the next delta together; the optimizer update is fused into the last). 2L + 1 barriers per step and no launch.
-// Every output is computed by one thread or one warp in a fixed order, so results are deterministic.
+// barriers: per batch, one phase per layer forward, one for the loss (merged into the output layer's phase when
+// that layer is narrow), one per layer backward (weight gradients and the next delta together; the optimizer update
+// is fused into the last). 2L (or 2L + 1) barriers per step and no launch. Every output is computed by one thread
+// or one warp in a fixed order, so results are deterministic.
 
 #define BRAIN_FUSED_THREADS 256
 #define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
-#define BRAIN_TILE 32       // a tile's rows and columns
-#define BRAIN_TILE_K 64     // K per shared-memory chunk
-#define BRAIN_TILE_PITCH 34 // shared row pitch: even for 8-byte loads, and only 2-way conflicts on stores
+#define BRAIN_TILE 32   // a full tile's rows and columns
+#define BRAIN_TILE_K 32 // K per shared-memory chunk
+#define BRAIN_TILE_STAGES                                                                                          \
+    4 // chunks in shared memory: the one multiplied and those being copied (8 measured no faster)
+#define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
+#define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
 // The kernel's arguments stay in the parameter space while their address is taken (sm_70 and newer).
 #if __CUDA_ARCH__ >= 700
@@ -29,12 +33,13 @@ struct FusedOperand {
     const uint32_t* index;
     brain_u64 rs;
     brain_u64 cs;
-    __device__ __forceinline__ float at(unsigned i, unsigned j) const {
-        // Plain loads, never __ldg: the kernel itself writes these arrays in earlier phases (the barrier's fences
-        // make those writes visible; the read-only cache would not).
+    __device__ __forceinline__ const float* ptr(unsigned i, unsigned j) const {
         const brain_u64 row = index ? (brain_u64)index[i] : (brain_u64)i;
-        return p[row * rs + (brain_u64)j * cs];
+        return p + row * rs + (brain_u64)j * cs;
     }
+    // Plain loads, never __ldg: the kernel itself writes these arrays in earlier phases (the barrier's fences
+    // make those writes visible; the read-only cache would not).
+    __device__ __forceinline__ float at(unsigned i, unsigned j) const { return *ptr(i, j); }
 };
 
 enum FusedEpilogue { FUSED_FORWARD = 0, FUSED_WEIGHT_GRADIENT = 1, FUSED_DELTA = 2 };
@@ -62,27 +67,30 @@ struct FusedContext {
     float decay;
 };
 
-// Grid-wide barrier over all blocks of a cooperative launch (the pattern cooperative_groups uses: one arrival
-// counter and a generation that the last arrival advances). The scalar block holds both, zero between launches.
+// Grid-wide barrier over all blocks of a cooperative launch, as cooperative_groups' grid sync: one atomic per
+// block on one word, block 0 adding 2^31 - (blocks - 1) and every other block 1, so that the word's top bit flips
+// when the last block arrives and its low bits are back where they were (zero between launches). No reset and no
+// second word, so the last arrival's atomic is the only step between it and the release of every waiting block.
 static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile uint32_t* generation = &s->barrier_generation;
-        const uint32_t seen = *generation;
-        __threadfence();
-        if (atomicAdd(&s->barrier_arrived, 1u) == gridDim.x - 1) {
-            atomicExch(&s->barrier_arrived, 0u);
-            __threadfence();
-            atomicAdd(&s->barrier_generation, 1u);
-        } else {
-            // A short pause between polls keeps the waiting blocks from crowding the working ones out of L2.
-            while (*generation == seen) {
+        const uint32_t add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+        uint32_t* word = &s->barrier_arrived;
+        __threadfence(); // this block's writes (ordered before by __syncthreads) before its arrival
 #if __CUDA_ARCH__ >= 700
-                __nanosleep(32);
-#endif
-            }
+        // Relaxed polls: an acquire load would invalidate the SM's L1 on every poll; one fence after the wait does
+        // it once.
+        uint32_t seen, now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(seen) : "l"(word), "r"(add) : "memory");
+        do {
+            asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+        } while (((seen ^ now) & 0x80000000u) == 0);
+#else
+        const uint32_t seen = atomicAdd(word, add);
+        while (((seen ^ *(volatile uint32_t*)word) & 0x80000000u) == 0) {
         }
-        __threadfence();
+#endif
+        __threadfence(); // the other blocks' writes before this block reads them
     }
     __syncthreads();
 }
@@ -99,35 +107,71 @@ static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_arg
     ++slot;
 }
 
-// The optimizer step for parameter i with gradient g; flags the batch if the parameter stops being finite.
+// What an output's epilogue reads besides the sum, loaded ahead (fused_epilogue_load) so that the loads overlap
+// the product instead of adding a round trip to global memory after it: the bias (forward), z and a of the layer
+// below (delta), or the parameter and its optimizer state (weight gradient with the update).
+struct EpilogueInputs {
+    float x;
+    float y;
+    float w;
+};
+
+static __device__ __forceinline__ EpilogueInputs fused_epilogue_load(const FusedContext& c, const FusedGemm& g,
+                                                                     unsigned m, unsigned n) {
+    EpilogueInputs in = {0.0f, 0.0f, 0.0f};
+    const brain_u64 at = (brain_u64)m * g.n + n;
+    const brain_fused_epoch_args& a = *c.args;
+    if (g.kind == FUSED_FORWARD) {
+        in.x = a.params[g.layer->bias_offset + n];
+    } else if (g.kind == FUSED_DELTA) {
+        in.x = g.below->z[at];
+        in.y = g.below->a[at];
+    } else if (g.update) {
+        const brain_u64 i = g.layer->weight_offset + at;
+        in.x = a.params[i];
+        in.y = a.state_m[i];
+        if (a.optimizer != BRAIN_OPT_SGD) in.w = a.state_v[i];
+    }
+    return in;
+}
+
+// The optimizer step for parameter i (value p, state in m and v) with gradient g; flags the batch if the
+// parameter stops being finite.
+static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g, float p, float m,
+                                                    float v) {
+    const brain_fused_epoch_args& a = *c.args;
+    if (a.optimizer == BRAIN_OPT_SGD) {
+        p = sgd_value(p, g, m, a.learning_rate, a.momentum);
+    } else {
+        p = adam_value(p, g, m, v, a.beta1, a.beta2, a.epsilon, c.step_size, c.bc2_sqrt, c.decay);
+        a.state_v[i] = v;
+    }
+    a.state_m[i] = m;
+    a.params[i] = p;
+    if (!isfinite(p)) atomicMin(&a.scalars->bad_weight_batch, c.batch);
+}
 static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g) {
     const brain_fused_epoch_args& a = *c.args;
-    float p;
-    if (a.optimizer == BRAIN_OPT_SGD)
-        p = sgd_element(a.params + i, g, a.state_m + i, a.learning_rate, a.momentum);
-    else
-        p = adam_element(a.params + i, g, a.state_m + i, a.state_v + i, a.beta1, a.beta2, a.epsilon, c.step_size,
-                         c.bc2_sqrt, c.decay);
-    if (!isfinite(p)) atomicMin(&a.scalars->bad_weight_batch, c.batch);
+    fused_update(c, i, g, a.params[i], a.state_m[i], a.optimizer == BRAIN_OPT_SGD ? 0.0f : a.state_v[i]);
 }
 
 static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
-                                                      unsigned n, float acc) {
+                                                      unsigned n, float acc, const EpilogueInputs& in) {
     const brain_u64 at = (brain_u64)m * g.n + n;
     if (g.kind == FUSED_FORWARD) {
         const brain_fused_layer& l = *g.layer;
-        const float v = acc + c.args->params[l.bias_offset + n];
+        const float v = acc + in.x;
         l.z[at] = v;
         if (!g.last && l.a != l.z) l.a[at] = brain_activate(l.activation, v, l.param);
     } else if (g.kind == FUSED_WEIGHT_GRADIENT) {
         const brain_u64 i = g.layer->weight_offset + at;
         if (g.update)
-            fused_update(c, i, acc);
+            fused_update(c, i, acc, in.x, in.y, in.w);
         else
             c.args->grads[i] = acc;
     } else {
         const brain_fused_layer& l = *g.below;
-        l.delta[at] = acc * brain_derivative(l.activation, l.z[at], l.a[at], l.param);
+        l.delta[at] = acc * brain_derivative(l.activation, in.x, in.y, l.param);
     }
 }
 
@@ -149,117 +193,196 @@ static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& 
             sum += k < g.k ? v : 0.0f;
         }
         sum = warp_sum(sum);
-        if (lane == 0) fused_epilogue(c, g, m, n, sum);
+        if (lane == 0) fused_epilogue(c, g, m, n, sum, fused_epilogue_load(c, g, m, n));
     }
 }
 
-// Larger outputs: 32 x 32 tiles, one per block at a time, 2 x 2 adjacent outputs per thread. K goes in chunks of
-// BRAIN_TILE_K staged in shared memory, the next chunk's global loads in flight while the current one is
-// multiplied: the phases are latency-bound, so long chunks (few round trips to L2 per tile) matter most.
-static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank,
-                                        float (*as)[BRAIN_TILE_PITCH], float (*bs)[BRAIN_TILE_PITCH]) {
-    constexpr unsigned per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
+// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid),
+// one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K, BRAIN_TILE_STAGES - 1 chunks
+// ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no registers, so many loads are in
+// flight at once: the phases are bound by the latency of loads, not by the arithmetic. Each thread holds a 4 x 4
+// block of outputs; the block's threads form groups of TM * 2 that split each chunk's K, and the groups' partial
+// sums are added in a fixed order at the end.
+struct TileStage {
+    float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m]
+    float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n]
+};
+union TileShared {
+    TileStage stage[BRAIN_TILE_STAGES];
+    float partial[BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS]; // the groups' sums, reusing the stages
+};
+
+// Copies one float from global to shared memory, or stores zero when `valid` is false (src is then not read).
+static __device__ __forceinline__ void tile_copy(float* dst, const float* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(valid ? 4 : 0) : "memory");
+#else
+    *dst = valid ? *src : 0.0f;
+#endif
+}
+static __device__ __forceinline__ void tile_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of this thread's committed chunks are still being copied.
+template <int pending>
+static __device__ __forceinline__ void tile_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory");
+#endif
+}
+
+// Where element e of a chunk (`rows` x BRAIN_TILE_K) goes: (k, m) of an operand whose rows m run along memory
+// (`m_fast`) or whose k does. A warp covers 32 consecutive m of one k (a 128-byte line; two half lines when rows
+// is 16) or 8 consecutive k of 4 rows (four 32-byte sectors); with the pitch of 36 the shared stores of the
+// latter are free of bank conflicts, those of the former nearly so.
+static __device__ __forceinline__ void tile_element(unsigned e, bool m_fast, unsigned rows, unsigned& k,
+                                                    unsigned& m) {
+    if (m_fast) {
+        m = e % rows;
+        k = e / rows;
+    } else {
+        const unsigned lane = e % BRAIN_WARP, w = e / BRAIN_WARP;
+        k = (w % (BRAIN_TILE_K / 8)) * 8 + lane % 8;
+        m = (w / (BRAIN_TILE_K / 8)) * 4 + lane / 8;
+    }
+}
+
+static __device__ __forceinline__ void fma_row(float4& c, float a, const float4& b) {
+    c.x += a * b.x;
+    c.y += a * b.y;
+    c.z += a * b.z;
+    c.w += a * b.w;
+}
+
+// The number of tiles of TM x 32 outputs of an M x N product.
+static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, unsigned n) {
+    return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
+}
+
+template <unsigned TM>
+static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
+    constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
+    constexpr unsigned groups = BRAIN_FUSED_THREADS / group_threads;
+    constexpr unsigned group_k = BRAIN_TILE_K / groups;
+    constexpr unsigned a_per_thread = BRAIN_TILE_K * TM / BRAIN_FUSED_THREADS;
+    constexpr unsigned b_per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
+    constexpr unsigned outputs = TM * BRAIN_TILE / BRAIN_FUSED_THREADS; // finished by each thread at the end
+    static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups <= 2 * BRAIN_TILE_GROUPS, "tile shape");
     const unsigned tid = threadIdx.x;
-    const unsigned ty = tid / 16, tx = tid % 16;
+    const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
-    const unsigned tiles = ((g.m + BRAIN_TILE - 1) / BRAIN_TILE) * tiles_n;
-    // Each thread moves elements along the operand's contiguous dimension, so that a warp's loads coalesce.
-    const bool a_k_fast = g.a.cs == 1, b_n_fast = g.b.cs == 1;
+    const unsigned tiles = tile_count(TM, g.m, g.n);
+    const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
+    const bool a_m_fast = g.a.cs != 1, b_n_fast = g.b.cs == 1;
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
-        const unsigned m0 = (t / tiles_n) * BRAIN_TILE, n0 = (t % tiles_n) * BRAIN_TILE;
-        float ra[per_thread], rb[per_thread];
-        auto a_at = [&](unsigned e, unsigned& m, unsigned& k) {
-            if (a_k_fast) {
-                k = e % BRAIN_TILE_K;
-                m = e / BRAIN_TILE_K;
-            } else {
-                m = e % BRAIN_TILE;
-                k = e / BRAIN_TILE;
-            }
-        };
-        auto b_at = [&](unsigned e, unsigned& k, unsigned& n) {
-            if (b_n_fast) {
-                n = e % BRAIN_TILE;
-                k = e / BRAIN_TILE;
-            } else {
-                k = e % BRAIN_TILE_K;
-                n = e / BRAIN_TILE_K;
-            }
-        };
-        // Every load is unconditional (indices clamped into the matrix, the value masked after), so that all of
-        // a thread's loads of a chunk are in flight at once instead of one round trip each.
-        auto load = [&](unsigned k0) {
+        const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
+        // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
+        auto issue = [&](unsigned chunk) {
+            if (chunk < chunks) {
+                TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
+                const unsigned k0 = chunk * BRAIN_TILE_K;
 #pragma unroll
-            for (unsigned q = 0; q < per_thread; ++q) {
-                const unsigned e = tid + BRAIN_FUSED_THREADS * q;
-                unsigned m, k, n;
-                a_at(e, m, k);
-                const float va = g.a.at(min(m0 + m, g.m - 1), min(k0 + k, g.k - 1));
-                ra[q] = m0 + m < g.m && k0 + k < g.k ? va : 0.0f;
-                b_at(e, k, n);
-                const float vb = g.b.at(min(k0 + k, g.k - 1), min(n0 + n, g.n - 1));
-                rb[q] = k0 + k < g.k && n0 + n < g.n ? vb : 0.0f;
-            }
-        };
-        float c00 = 0.0f, c01 = 0.0f, c10 = 0.0f, c11 = 0.0f;
-        load(0);
-        for (unsigned k0 = 0; k0 < g.k; k0 += BRAIN_TILE_K) {
-            __syncthreads(); // the previous chunk (or tile) is no longer being read
+                for (unsigned q = 0; q < a_per_thread; ++q) {
+                    unsigned k, m;
+                    tile_element(tid + BRAIN_FUSED_THREADS * q, a_m_fast, TM, k, m);
+                    const unsigned gm = min(m0 + m, g.m - 1), gk = min(k0 + k, g.k - 1);
+                    tile_copy(&st.a[k][m], g.a.ptr(gm, gk), m0 + m < g.m && k0 + k < g.k);
+                }
 #pragma unroll
-            for (unsigned q = 0; q < per_thread; ++q) {
-                const unsigned e = tid + BRAIN_FUSED_THREADS * q;
-                unsigned m, k, n;
-                a_at(e, m, k);
-                as[k][m] = ra[q];
-                b_at(e, k, n);
-                bs[k][n] = rb[q];
+                for (unsigned q = 0; q < b_per_thread; ++q) {
+                    unsigned k, n;
+                    tile_element(tid + BRAIN_FUSED_THREADS * q, b_n_fast, BRAIN_TILE, k, n);
+                    const unsigned gn = min(n0 + n, g.n - 1), gk = min(k0 + k, g.k - 1);
+                    tile_copy(&st.b[k][n], g.b.ptr(gk, gn), n0 + n < g.n && k0 + k < g.k);
+                }
             }
-            __syncthreads();
-            const unsigned kmax = min(BRAIN_TILE_K, g.k - k0);
-            if (k0 + BRAIN_TILE_K < g.k) load(k0 + BRAIN_TILE_K);
-            // Each thread's two rows and two columns are adjacent: one 8-byte shared load for each pair, and the
-            // next step's pairs are read before this step's multiply-adds so that they overlap.
-            float2 a = *reinterpret_cast<const float2*>(&as[0][2 * ty]);
-            float2 b = *reinterpret_cast<const float2*>(&bs[0][2 * tx]);
-#pragma unroll 4
-            for (unsigned kk = 0; kk < kmax; ++kk) {
-                const unsigned next = kk + 1 < kmax ? kk + 1 : kk;
-                const float2 na = *reinterpret_cast<const float2*>(&as[next][2 * ty]);
-                const float2 nb = *reinterpret_cast<const float2*>(&bs[next][2 * tx]);
-                c00 += a.x * b.x;
-                c01 += a.x * b.y;
-                c10 += a.y * b.x;
-                c11 += a.y * b.y;
-                a = na;
-                b = nb;
+            tile_commit();
+        };
+        __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
+#pragma unroll
+        for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
+        // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
+        EpilogueInputs in[outputs];
+#pragma unroll
+        for (unsigned q = 0; q < outputs; ++q) {
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
+            if (m < g.m && n < g.n) in[q] = fused_epilogue_load(c, g, m, n);
+        }
+        float4 acc[4] = {};
+        for (unsigned chunk = 0; chunk < chunks; ++chunk) {
+            tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
+            __syncthreads();                    // everyone's have, and the stage refilled next is no longer read
+            issue(chunk + BRAIN_TILE_STAGES - 1);
+            const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
+            // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
+            // else hides the loads' latency.
+            float4 av[group_k], bv[group_k];
+#pragma unroll
+            for (unsigned kk = 0; kk < group_k; ++kk) {
+                av[kk] = *reinterpret_cast<const float4*>(&st.a[group * group_k + kk][4 * ty]);
+                bv[kk] = *reinterpret_cast<const float4*>(&st.b[group * group_k + kk][4 * tx]);
+            }
+#pragma unroll
+            for (unsigned kk = 0; kk < group_k; ++kk) {
+                fma_row(acc[0], av[kk].x, bv[kk]);
+                fma_row(acc[1], av[kk].y, bv[kk]);
+                fma_row(acc[2], av[kk].z, bv[kk]);
+                fma_row(acc[3], av[kk].w, bv[kk]);
             }
         }
-        const unsigned r0 = m0 + 2 * ty, r1 = r0 + 1, q0 = n0 + 2 * tx, q1 = q0 + 1;
-        if (r0 < g.m && q0 < g.n) fused_epilogue(c, g, r0, q0, c00);
-        if (r0 < g.m && q1 < g.n) fused_epilogue(c, g, r0, q1, c01);
-        if (r1 < g.m && q0 < g.n) fused_epilogue(c, g, r1, q0, c10);
-        if (r1 < g.m && q1 < g.n) fused_epilogue(c, g, r1, q1, c11);
+        tile_wait<0>();
+        __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
+        float* partial = sh.partial + group * (TM * BRAIN_TILE);
+#pragma unroll
+        for (unsigned i = 0; i < 4; ++i)
+            *reinterpret_cast<float4*>(&partial[(4 * ty + i) * BRAIN_TILE + 4 * tx]) = acc[i];
+        __syncthreads();
+        // Each thread finishes its outputs, consecutive threads along a row so that the epilogues' stores coalesce.
+#pragma unroll
+        for (unsigned q = 0; q < outputs; ++q) {
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = e / BRAIN_TILE, n = e % BRAIN_TILE;
+            float sum = sh.partial[e];
+#pragma unroll
+            for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
+            if (m0 + m < g.m && n0 + n < g.n) fused_epilogue(c, g, m0 + m, n0 + n, sum, in[q]);
+        }
     }
 }
 
-// Runs one GEMM over the grid. Jobs of one phase are independent, so each starts where the previous one's blocks
-// ended (`first`, advanced past the blocks this one keeps busy) instead of piling onto the first blocks.
-static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first,
-                                  float (*as)[BRAIN_TILE_PITCH], float (*bs)[BRAIN_TILE_PITCH]) {
+// Whether a GEMM goes to a warp per output (about as many outputs as the grid has warps) rather than to tiles.
+static __device__ __forceinline__ bool fused_uses_warps(const FusedGemm& g) {
+    return (brain_u64)g.m * g.n <= 2ull * gridDim.x * BRAIN_FUSED_WARPS;
+}
+// The blocks a GEMM keeps busy in 32 x 32 tiles, and those it keeps busy with a warp per output (counted apart:
+// only the tiles double in half-height tiles).
+static __device__ __forceinline__ unsigned fused_full_tiles(const FusedGemm& g) {
+    return fused_uses_warps(g) ? 0u : tile_count(BRAIN_TILE, g.m, g.n);
+}
+static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g) {
+    return fused_uses_warps(g) ? (unsigned)(((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS)
+                               : 0u;
+}
+
+// Runs one GEMM over the grid, in half-height tiles when `half` (the phase's tiles would leave over half of the
+// grid idle). Jobs of one phase are independent, so each starts where the previous one's blocks ended (`first`,
+// advanced past the blocks this one keeps busy) instead of piling onto the first blocks.
+static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
+                                  bool half) {
     const unsigned grid = gridDim.x;
     const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
-    const brain_u64 outputs = (brain_u64)g.m * g.n;
-    // Tiles only pay when there are enough of them to occupy the grid; otherwise a warp per output is faster.
-    const brain_u64 tiles =
-        (brain_u64)((g.m + BRAIN_TILE - 1) / BRAIN_TILE) * ((g.n + BRAIN_TILE - 1) / BRAIN_TILE);
     brain_u64 busy;
-    const brain_u64 warps = (brain_u64)grid * BRAIN_FUSED_WARPS;
-    if (outputs <= 2 * warps || (tiles * 4 < grid && outputs <= 4 * warps)) {
+    if (fused_uses_warps(g)) {
         fused_gemm_warps(c, g, rank);
-        busy = (outputs + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+        busy = ((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+    } else if (half) {
+        fused_gemm_tiles<BRAIN_TILE / 2>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
-        fused_gemm_tiles(c, g, rank, as, bs);
-        busy = tiles;
+        fused_gemm_tiles<BRAIN_TILE>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE, g.m, g.n);
     }
     first = (unsigned)((first + busy) % grid);
 }
@@ -284,10 +407,44 @@ static __device__ FusedOperand layer_input(const brain_fused_epoch_args& a, unsi
     return op;
 }
 
-extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
+// The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
+// warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
+// and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
+#define BRAIN_FUSED_HEAD_WIDTH 32
+static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
+                                             const FusedOperand& input, unsigned rows, brain_u64 start,
+                                             const uint32_t* batch_rows, unsigned warp, unsigned warps,
+                                             unsigned lane) {
+    const brain_fused_epoch_args& a = *c.args;
+    const unsigned k = out.outputs, inputs = out.inputs;
+    const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
+    for (unsigned r = warp; r < rows; r += warps) {
+        const float* x = input.ptr(r, 0);
+        const brain_u64 at = (brain_u64)r * k;
+        for (unsigned n = 0; n < k; ++n) {
+            const float* w = a.params + out.weight_offset + (brain_u64)n * inputs;
+            float sum = 0.0f;
+#pragma unroll 8
+            for (unsigned step = 0; step < steps; ++step) {
+                const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
+                const float v = x[ic] * w[ic];
+                sum += i < inputs ? v : 0.0f;
+            }
+            sum = warp_sum(sum);
+            if (lane == 0) out.z[at + n] = sum + a.params[out.bias_offset + n];
+        }
+        __syncwarp(); // the row's z (lane 0's stores) before every lane reads it
+        const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+        const float total = output_loss_row(out.z + at, out.a + at, out.delta + at, a.targets + row * k, rows, k,
+                                            out.activation, out.param, a.loss, lane);
+        if (lane == 0) a.row_loss[r] = total;
+    }
+}
+
+// One block per SM (the grid the plugin launches), so each thread may have all of its share of the registers.
+extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
     brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    __shared__ __align__(16) float as[BRAIN_TILE_K][BRAIN_TILE_PITCH];
-    __shared__ __align__(16) float bs[BRAIN_TILE_K][BRAIN_TILE_PITCH];
+    __shared__ __align__(16) TileShared sh;
     __shared__ float coefficients[3];
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
     // of making a dependent round trip to global memory per element.
@@ -335,9 +492,19 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
         c.bc2_sqrt = coefficients[1];
         c.decay = coefficients[2];
 
-        // Forward, one phase per layer: z = input W^T + b, a = activation(z).
+        // Forward, one phase per layer: z = input W^T + b, a = activation(z); then the loss (with a narrow output
+        // layer, both in one phase; the profile then shows a loss phase of zero).
+        const bool head = args.layers[layer_count - 1].outputs <= BRAIN_FUSED_HEAD_WIDTH;
         for (unsigned l = 0; l < layer_count; ++l) {
             const brain_fused_layer& layer = args.layers[l];
+            if (head && l + 1 == layer_count) {
+                fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start, batch_rows,
+                                      warp, warps, lane);
+                grid_barrier(s);
+                profile_stamp(args, b, slot);
+                profile_stamp(args, b, slot);
+                break;
+            }
             FusedGemm g;
             g.a = layer_input(args, l, start, batch_rows);
             g.b.p = args.params + layer.weight_offset; // B(k, n) = W[n][k]
@@ -353,13 +520,13 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
             g.last = l + 1 == layer_count;
             g.update = false;
             unsigned first = 0;
-            fused_gemm(c, g, first, as, bs);
+            fused_gemm(c, g, first, sh, fused_full_tiles(g) * 2 <= gridDim.x);
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
 
         // The loss: one warp per row, as brain_output_loss.
-        {
+        if (!head) {
             const brain_fused_layer& out = args.layers[layer_count - 1];
             const unsigned k = out.outputs;
             for (unsigned r = warp; r < rows; r += warps) {
@@ -395,11 +562,9 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
             dw.below = nullptr;
             dw.last = false;
             dw.update = update;
-            unsigned first = 0;
-            fused_gemm(c, dw, first, as, bs);
 
+            FusedGemm dx; // delta below (rows x in) = delta (rows x out) W (out x in), times activation'
             if (l > 0) {
-                FusedGemm dx; // delta below (rows x in) = delta (rows x out) W (out x in), times activation'
                 dx.a.p = layer.delta;
                 dx.a.index = nullptr;
                 dx.a.rs = layer.outputs;
@@ -416,8 +581,13 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS)
                 dx.below = &args.layers[l - 1];
                 dx.last = false;
                 dx.update = false;
-                fused_gemm(c, dx, first, as, bs);
             }
+            const unsigned tiles = fused_full_tiles(dw) + (l > 0 ? fused_full_tiles(dx) : 0u);
+            const unsigned warp_blocks = fused_warp_blocks(dw) + (l > 0 ? fused_warp_blocks(dx) : 0u);
+            const bool half = warp_blocks + 2 * tiles <= gridDim.x;
+            unsigned first = 0;
+            fused_gemm(c, dw, first, sh, half);
+            if (l > 0) fused_gemm(c, dx, first, sh, half);
 
             // db: one warp per column, a fixed-order sum.
             const unsigned bias_warp = (warp + warps - (first * BRAIN_FUSED_WARPS) % warps) % warps;

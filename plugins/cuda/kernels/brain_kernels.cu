@@ -274,25 +274,38 @@ extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float
                       &s->bias_correction2_sqrt, &s->decay);
 }
 
-// PyTorch SGD for one parameter: v = momentum v + g; p -= lr v. Returns the new parameter.
+// PyTorch SGD for one parameter, on values: v = momentum v + g; returns p - lr v.
+static __device__ __forceinline__ float sgd_value(float p, float g, float& v, float learning_rate, float momentum) {
+    v = momentum * v + g;
+    return p - learning_rate * v;
+}
+
+// PyTorch Adam / AdamW for one parameter, on values: updates m and v, returns the new parameter.
+static __device__ __forceinline__ float adam_value(float p, float g, float& m, float& v, float beta1, float beta2,
+                                                   float epsilon, float step_size, float bc2_sqrt, float decay) {
+    m = beta1 * m + (1.0f - beta1) * g;
+    v = beta2 * v + (1.0f - beta2) * g * g;
+    const float denom = sqrtf(v) / bc2_sqrt + epsilon;
+    return p * decay - step_size * m / denom;
+}
+
+// sgd_value in place. Returns the new parameter.
 static __device__ __forceinline__ float sgd_element(float* p, float g, float* v, float learning_rate,
                                                     float momentum) {
-    const float vi = momentum * *v + g;
+    float vi = *v;
+    const float pi = sgd_value(*p, g, vi, learning_rate, momentum);
     *v = vi;
-    const float pi = *p - learning_rate * vi;
     *p = pi;
     return pi;
 }
 
-// PyTorch Adam / AdamW for one parameter. Returns the new parameter.
+// adam_value in place. Returns the new parameter.
 static __device__ __forceinline__ float adam_element(float* p, float g, float* m, float* v, float beta1, float beta2,
                                                      float epsilon, float step_size, float bc2_sqrt, float decay) {
-    const float mi = beta1 * *m + (1.0f - beta1) * g;
-    const float vi = beta2 * *v + (1.0f - beta2) * g * g;
+    float mi = *m, vi = *v;
+    const float pi = adam_value(*p, g, mi, vi, beta1, beta2, epsilon, step_size, bc2_sqrt, decay);
     *m = mi;
     *v = vi;
-    const float denom = sqrtf(vi) / bc2_sqrt + epsilon;
-    const float pi = *p * decay - step_size * mi / denom;
     *p = pi;
     return pi;
 }
