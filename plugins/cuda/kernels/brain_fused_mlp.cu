@@ -279,6 +279,32 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     const bool a_m_fast = g.a.cs != 1, b_n_fast = g.b.cs == 1;
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
         const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
+        // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
+        // the element's k within the chunk, the start of its row of A (A(m, k) = row + k cs) or of its column of B
+        // (B(k, n) = column + row(k) rs), and whether its m or n lies inside the product. Per chunk that leaves an
+        // add, a clamp and a multiply-add per copy.
+        unsigned a_slot[a_per_thread], a_k[a_per_thread], b_slot[b_per_thread], b_k[b_per_thread];
+        const float* a_row[a_per_thread];
+        const float* b_column[b_per_thread];
+        bool a_in[a_per_thread], b_in[b_per_thread];
+#pragma unroll
+        for (unsigned q = 0; q < a_per_thread; ++q) {
+            unsigned k, m;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, a_m_fast, TM, k, m);
+            a_slot[q] = k * BRAIN_TILE_PITCH + m;
+            a_k[q] = k;
+            a_in[q] = m0 + m < g.m;
+            a_row[q] = g.a.ptr(min(m0 + m, g.m - 1), 0);
+        }
+#pragma unroll
+        for (unsigned q = 0; q < b_per_thread; ++q) {
+            unsigned k, n;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, b_n_fast, BRAIN_TILE, k, n);
+            b_slot[q] = k * BRAIN_TILE_PITCH + n;
+            b_k[q] = k;
+            b_in[q] = n0 + n < g.n;
+            b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
+        }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
             if (chunk < chunks) {
@@ -286,17 +312,15 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 const unsigned k0 = chunk * BRAIN_TILE_K;
 #pragma unroll
                 for (unsigned q = 0; q < a_per_thread; ++q) {
-                    unsigned k, m;
-                    tile_element(tid + BRAIN_FUSED_THREADS * q, a_m_fast, TM, k, m);
-                    const unsigned gm = min(m0 + m, g.m - 1), gk = min(k0 + k, g.k - 1);
-                    tile_copy(&st.a[k][m], g.a.ptr(gm, gk), m0 + m < g.m && k0 + k < g.k);
+                    const unsigned k = k0 + a_k[q];
+                    tile_copy(&st.a[0][0] + a_slot[q], a_row[q] + (brain_u64)min(k, g.k - 1) * g.a.cs,
+                              a_in[q] && k < g.k);
                 }
 #pragma unroll
                 for (unsigned q = 0; q < b_per_thread; ++q) {
-                    unsigned k, n;
-                    tile_element(tid + BRAIN_FUSED_THREADS * q, b_n_fast, BRAIN_TILE, k, n);
-                    const unsigned gn = min(n0 + n, g.n - 1), gk = min(k0 + k, g.k - 1);
-                    tile_copy(&st.b[k][n], g.b.ptr(gk, gn), n0 + n < g.n && k0 + k < g.k);
+                    const unsigned k = k0 + b_k[q], kc = min(k, g.k - 1);
+                    const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
+                    tile_copy(&st.b[0][0] + b_slot[q], b_column[q] + row * g.b.rs, b_in[q] && k < g.k);
                 }
             }
             tile_commit();
@@ -367,8 +391,9 @@ static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g)
 }
 
 // Runs one GEMM over the grid, in half-height tiles when `half` (the phase's tiles would leave over half of the
-// grid idle). Jobs of one phase are independent, so each starts where the previous one's blocks ended (`first`,
-// advanced past the blocks this one keeps busy) instead of piling onto the first blocks.
+// grid idle; with more tiles than that, two half tiles per block were measured slower than one full tile). Jobs of
+// one phase are independent, so each starts where the previous one's blocks ended (`first`, advanced past the
+// blocks this one keeps busy) instead of piling onto the first blocks.
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   bool half) {
     const unsigned grid = gridDim.x;
