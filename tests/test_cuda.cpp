@@ -237,7 +237,8 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
         std::uint32_t batch;
     };
     // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
-    // warp-per-output path and large enough for its tiles, one to five layers, every loss and optimizer.
+    // warp-per-output path and large enough for its tiles, one to five layers, every loss and optimizer, output
+    // layers narrow enough to share a phase with the loss and one too wide for that.
     const Case cases[] = {
         {"relu mse adam",
          {70, 100, 45, 1},
@@ -271,6 +272,14 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          Optimizer::adam(0.002f),
          400,
          50},
+        {"output wider than a warp (the loss in a phase of its own)",
+         {24, 48, 40},
+         Activation::Relu,
+         Activation::Linear,
+         Loss::MeanSquaredError,
+         Optimizer::adam(0.003f),
+         300,
+         60},
         {"one layer",
          {12, 4},
          Activation::Linear,
