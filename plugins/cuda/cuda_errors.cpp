@@ -35,9 +35,4 @@ void check_cublas(cublasStatus_t status, const char* what) {
     fail(BRAIN_ERR_GEMM_FAILED, std::string(what) + " failed: " + describe(status));
 }
 
-void check_nvrtc(nvrtcResult status, const char* what) {
-    if (status == NVRTC_SUCCESS) return;
-    fail(BRAIN_ERR_KERNEL_COMPILE_FAILED, std::string(what) + " failed: " + nvrtcGetErrorString(status));
-}
-
 } // namespace brain::cuda

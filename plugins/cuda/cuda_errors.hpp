@@ -1,11 +1,10 @@
-// Turning CUDA runtime, cuBLAS and NVRTC status codes into sdk::Failure with the library's own error name and
-// text, mapped onto the ABI's codes (allocation, GEMM, kernel compile, device failure).
+// Turning CUDA runtime and cuBLAS status codes into sdk::Failure with the library's own error name and text,
+// mapped onto the ABI's codes (allocation, GEMM, device failure). NVRTC's: kernel_compiler.hpp.
 #pragma once
 
 #include <brain/plugin_sdk.hpp>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 #include <string>
 
 namespace brain::cuda {
@@ -23,7 +22,5 @@ std::string describe(cublasStatus_t status);
 void check_cuda(cudaError_t status, const char* what);
 // Throw GEMM_FAILED unless status is CUBLAS_STATUS_SUCCESS.
 void check_cublas(cublasStatus_t status, const char* what);
-// Throw KERNEL_COMPILE_FAILED unless status is NVRTC_SUCCESS.
-void check_nvrtc(nvrtcResult status, const char* what);
 
 } // namespace brain::cuda

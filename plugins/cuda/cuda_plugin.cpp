@@ -3,6 +3,7 @@
 #include "cuda_errors.hpp"
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
+#include "kernel_compiler.hpp"
 
 #include <atomic>
 #include <brain/plugin_sdk.hpp>

@@ -1,0 +1,86 @@
+// The CUDA plugin's kernels compiled by NVRTC exactly as the plugin compiles them, on any machine with the toolkit:
+// no GPU is needed, so a kernel that stops compiling fails here (in CI, which has no GPU) instead of first on a GPU
+// machine. Built into brain_tests only when the CUDA plugin is built (tests/CMakeLists.txt).
+#include "support/catch.hpp"
+
+#include <algorithm>
+#include <brain/plugin_sdk.hpp>
+#include <kernel_compiler.hpp>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+bool contains(const std::vector<char>& image, const std::string& text) {
+    return std::search(image.begin(), image.end(), text.begin(), text.end()) != image.end();
+}
+
+// The kernels the plugin looks up by name (kernel_module.cpp).
+const char* const kernel_names[] = {"brain_shuffle_permutation", "brain_gather_batch", "brain_bias_activation",
+                                    "brain_bias_softmax",        "brain_output_loss",  "brain_backprop_activation",
+                                    "brain_backprop_softmax",    "brain_column_sums",  "brain_finish_batch",
+                                    "brain_sgd_update",          "brain_adam_update",  "brain_finish_epoch",
+                                    "brain_fused_epoch"};
+
+} // namespace
+
+TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without a GPU", "[plugin][nvrtc]") {
+    const std::string source = brain::cuda::kernel_source();
+    // sm_75 takes the fused kernel's pre-cp.async branches, sm_80 cp.async, sm_90 is the H200 it is tuned on.
+    for (const auto& [major, minor] : {std::pair{7, 5}, std::pair{8, 0}, std::pair{9, 0}}) {
+        const brain::cuda::Target target = brain::cuda::choose_target(major, minor);
+        INFO(target.label);
+        CHECK(target.cubin);
+        std::string log;
+        std::vector<char> image;
+        REQUIRE_NOTHROW(image = brain::cuda::compile(source, target, {"-Xptxas=-v"}, &log));
+        CHECK(image.size() > 10000);
+        for (const char* name : kernel_names) {
+            INFO(name);
+            CHECK(contains(image, name));
+        }
+        // ptxas's report for the fused epoch kernel on the H200's architecture: everything stays in registers (the
+        // tuning in docs/performance.md assumes it; a spill would slow every step).
+        if (major == 9) {
+            const std::regex report("Function properties for brain_fused_epoch\\s*ptxas\\s*\\.\\s*(\\d+) bytes "
+                                    "stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
+            std::smatch match;
+            INFO(log);
+            REQUIRE(std::regex_search(log, match, report));
+            CHECK(match[2].str() == "0");
+            CHECK(match[3].str() == "0");
+        }
+    }
+}
+
+TEST_CASE("CUDA kernel compile errors name the architecture and carry NVRTC's log", "[plugin][nvrtc]") {
+    const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
+    const std::string broken = brain::cuda::kernel_source() + "\nthis_is_not_a_type broken_declaration;\n";
+    try {
+        (void)brain::cuda::compile(broken, target);
+        FAIL("a broken kernel source compiled");
+    } catch (const brain::sdk::Failure& failure) {
+        CHECK(failure.code() == BRAIN_ERR_KERNEL_COMPILE_FAILED);
+        const std::string message = failure.what();
+        CHECK(message.find("sm_90") != std::string::npos);
+        CHECK(message.find("NVRTC log") != std::string::npos);
+        CHECK(message.find("this_is_not_a_type") != std::string::npos);
+    }
+}
+
+TEST_CASE("CUDA kernels target the newest architecture NVRTC knows below an unknown device", "[plugin][nvrtc]") {
+    // A compute capability newer than any toolkit: PTX for the newest virtual architecture, which the driver
+    // finishes. One older than every architecture NVRTC knows: an error that says to install another toolkit.
+    const brain::cuda::Target future = brain::cuda::choose_target(99, 9);
+    CHECK_FALSE(future.cubin);
+    CHECK(future.label.rfind("compute_", 0) == 0);
+    try {
+        (void)brain::cuda::choose_target(1, 0);
+        FAIL("compute capability 1.0 was accepted");
+    } catch (const brain::sdk::Failure& failure) {
+        CHECK(failure.code() == BRAIN_ERR_KERNEL_COMPILE_FAILED);
+        CHECK(std::string(failure.what()).find("install a CUDA toolkit") != std::string::npos);
+    }
+}
