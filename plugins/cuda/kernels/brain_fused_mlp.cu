@@ -14,8 +14,8 @@
 #define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
 #define BRAIN_TILE 32   // a full tile's rows and columns
 #define BRAIN_TILE_K 32 // K per shared-memory chunk
-#define BRAIN_TILE_STAGES                                                                                          \
-    4 // chunks in shared memory: the one multiplied and those being copied (8 measured no faster)
+// Chunks in shared memory: the one multiplied and those being copied (8 measured no faster).
+#define BRAIN_TILE_STAGES 4
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
