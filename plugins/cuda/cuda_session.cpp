@@ -46,8 +46,9 @@ int dim(std::size_t value) {
 // Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
 bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
-    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold is
-    // where the two paths met on the H200 (docs/performance.md, "fused epoch").
+    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold was set
+    // between x256 and x1024 when x1024 ran faster on the graph path; the kernel now beats that path on x1024
+    // too, which stays there until the loss check has run with it fused (docs/performance.md).
     std::size_t widest = 0;
     double multiply_adds = 0.0;
     for (const LayerPlan& layer : plan.layers) {

@@ -122,15 +122,21 @@ cudaKernel_t get_kernel(cudaLibrary_t library, const char* name) {
     return kernel;
 }
 
+// NVRTC's image, written to the cache entry `cached` (none when empty) for the next process.
+KernelImage compile_and_cache(const std::string& source, const Target& target,
+                              const std::filesystem::path& cached) {
+    KernelImage image{compile(source, target), false};
+    if (!cached.empty()) write_cache(cached, image.bytes);
+    return image;
+}
+
 KernelImage produce_image(const std::string& source, const Target& target) {
     const std::filesystem::path cached = cache_file(source, target);
     if (!cached.empty()) {
         std::vector<char> bytes = read_cache(cached);
         if (!bytes.empty()) return {std::move(bytes), true};
     }
-    KernelImage image{compile(source, target), false};
-    if (!cached.empty()) write_cache(cached, image.bytes);
-    return image;
+    return compile_and_cache(source, target, cached);
 }
 
 // The process's kernels: loaded modules by (architecture, source), intentionally leaked (see build_module), and
@@ -168,9 +174,7 @@ std::unique_ptr<KernelModule> build_module(Registry& reg, int major, int minor, 
         (void)cudaGetLastError();
         library = nullptr;
         log_message(3, "cuda plugin: the cached kernels for " + target.label + " did not load; recompiling");
-        image = KernelImage{compile(source, target), false};
-        const std::filesystem::path cached = cache_file(source, target);
-        if (!cached.empty()) write_cache(cached, image.bytes);
+        image = compile_and_cache(source, target, cache_file(source, target));
     }
     if (!library) library = load_library(image.bytes);
     // The library is deliberately never unloaded: kernels may be referenced by captured graphs until the

@@ -380,20 +380,25 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 static __device__ __forceinline__ bool fused_uses_warps(const FusedGemm& g) {
     return (brain_u64)g.m * g.n <= 2ull * gridDim.x * BRAIN_FUSED_WARPS;
 }
-// The blocks a GEMM keeps busy in 32 x 32 tiles, and those it keeps busy with a warp per output (counted apart:
-// only the tiles double in half-height tiles).
-static __device__ __forceinline__ unsigned fused_full_tiles(const FusedGemm& g) {
-    return fused_uses_warps(g) ? 0u : tile_count(BRAIN_TILE, g.m, g.n);
-}
+// The blocks a GEMM keeps busy with a warp per output (none when it goes to tiles).
 static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g) {
     return fused_uses_warps(g) ? (unsigned)(((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS)
                                : 0u;
 }
+// Whether a phase's GEMMs (`second` only `with_second`) run in half-height tiles: when their 32 x 32 tiles,
+// doubled, and the blocks their warp-per-output work keeps busy still fit in the grid; with more tiles than that,
+// two half tiles per block were measured slower than one full tile.
+static __device__ __forceinline__ bool fused_phase_half(const FusedGemm& first, const FusedGemm& second,
+                                                        bool with_second) {
+    auto blocks = [](const FusedGemm& g) {
+        return fused_uses_warps(g) ? fused_warp_blocks(g) : 2 * tile_count(BRAIN_TILE, g.m, g.n);
+    };
+    return blocks(first) + (with_second ? blocks(second) : 0u) <= gridDim.x;
+}
 
-// Runs one GEMM over the grid, in half-height tiles when `half` (the phase's tiles would leave over half of the
-// grid idle; with more tiles than that, two half tiles per block were measured slower than one full tile). Jobs of
-// one phase are independent, so each starts where the previous one's blocks ended (`first`, advanced past the
-// blocks this one keeps busy) instead of piling onto the first blocks.
+// Runs one GEMM over the grid, in half-height tiles when `half` (fused_phase_half). Jobs of one phase are
+// independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this one
+// keeps busy) instead of piling onto the first blocks.
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   bool half) {
     const unsigned grid = gridDim.x;
@@ -401,7 +406,7 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
     brain_u64 busy;
     if (fused_uses_warps(g)) {
         fused_gemm_warps(c, g, rank);
-        busy = ((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+        busy = fused_warp_blocks(g);
     } else if (half) {
         fused_gemm_tiles<BRAIN_TILE / 2>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
@@ -432,6 +437,18 @@ static __device__ FusedOperand layer_input(const brain_fused_epoch_args& a, unsi
     return op;
 }
 
+// Batch position r's loss row, by one warp, as brain_output_loss (the output layer's z holds the bias): its
+// activation, loss and delta; the row's loss goes to row_loss[r].
+static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const brain_fused_layer& out, unsigned r,
+                                      unsigned rows, brain_u64 start, const uint32_t* batch_rows, unsigned lane) {
+    const unsigned k = out.outputs;
+    const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+    const brain_u64 at = (brain_u64)r * k;
+    const float total = output_loss_row(out.z + at, out.a + at, out.delta + at, a.targets + row * k, rows, k,
+                                        out.activation, out.param, a.loss, lane);
+    if (lane == 0) a.row_loss[r] = total;
+}
+
 // The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
 // warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
 // and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
@@ -459,10 +476,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
             if (lane == 0) out.z[at + n] = sum + a.params[out.bias_offset + n];
         }
         __syncwarp(); // the row's z (lane 0's stores) before every lane reads it
-        const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
-        const float total = output_loss_row(out.z + at, out.a + at, out.delta + at, a.targets + row * k, rows, k,
-                                            out.activation, out.param, a.loss, lane);
-        if (lane == 0) a.row_loss[r] = total;
+        fused_loss_row(a, out, r, rows, start, batch_rows, lane);
     }
 }
 
@@ -545,22 +559,15 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.last = l + 1 == layer_count;
             g.update = false;
             unsigned first = 0;
-            fused_gemm(c, g, first, sh, fused_full_tiles(g) * 2 <= gridDim.x);
+            fused_gemm(c, g, first, sh, fused_phase_half(g, g, false));
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
 
         // The loss: one warp per row, as brain_output_loss.
         if (!head) {
-            const brain_fused_layer& out = args.layers[layer_count - 1];
-            const unsigned k = out.outputs;
-            for (unsigned r = warp; r < rows; r += warps) {
-                const brain_u64 row = args.perm ? (brain_u64)batch_rows[r] : start + r;
-                const brain_u64 at = (brain_u64)r * k;
-                const float total = output_loss_row(out.z + at, out.a + at, out.delta + at, args.targets + row * k,
-                                                    rows, k, out.activation, out.param, args.loss, lane);
-                if (lane == 0) args.row_loss[r] = total;
-            }
+            for (unsigned r = warp; r < rows; r += warps)
+                fused_loss_row(args, args.layers[layer_count - 1], r, rows, start, batch_rows, lane);
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
@@ -607,9 +614,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 dx.last = false;
                 dx.update = false;
             }
-            const unsigned tiles = fused_full_tiles(dw) + (l > 0 ? fused_full_tiles(dx) : 0u);
-            const unsigned warp_blocks = fused_warp_blocks(dw) + (l > 0 ? fused_warp_blocks(dx) : 0u);
-            const bool half = warp_blocks + 2 * tiles <= gridDim.x;
+            const bool half = fused_phase_half(dw, dx, l > 0);
             unsigned first = 0;
             fused_gemm(c, dw, first, sh, half);
             if (l > 0) fused_gemm(c, dx, first, sh, half);
