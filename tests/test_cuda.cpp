@@ -237,7 +237,8 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
         std::uint32_t batch;
     };
     // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
-    // warp-per-output path and large enough for its tiles, one to five layers, every loss and optimizer, output
+    // warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has
+    // blocks, batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output
     // layers narrow enough to share a phase with the loss and one too wide for that.
     const Case cases[] = {
         {"relu mse adam",
@@ -280,6 +281,22 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          Optimizer::adam(0.003f),
          300,
          60},
+        {"a wide first layer (its weight gradient in more tiles than the grid has blocks)",
+         {1100, 160, 40, 1},
+         Activation::Relu,
+         Activation::Linear,
+         Loss::MeanSquaredError,
+         Optimizer::adam(0.001f),
+         200,
+         64},
+        {"batches of 10 (weight gradients summed over 10 rows)",
+         {40, 64, 1},
+         Activation::Tanh,
+         Activation::Linear,
+         Loss::MeanSquaredError,
+         Optimizer::adamw(0.004f, 0.01f),
+         333,
+         10},
         {"one layer",
          {12, 4},
          Activation::Linear,
@@ -298,24 +315,32 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             for (std::size_t l = 1; l + 1 < c.widths.size(); ++l) builder.dense(c.widths[l], c.hidden);
             const auto base = builder.dense(outputs, c.output).loss(c.loss).optimizer(c.optimizer).seed(21).build();
             const brain::TrainConfig config{3, c.batch, shuffle, 6};
-            auto fused = base, cublas = base, cpu = base;
-            brain::FitReport fused_report, cublas_report;
-            {
-                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
-                fused_report = fused.fit_with_backend(data, config, gpu());
-            }
+            auto cublas = base, cpu = base;
+            brain::FitReport cublas_report;
             {
                 brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("0"));
                 cublas_report = cublas.fit_with_backend(data, config, gpu());
             }
             cpu.fit(data, config);
-            CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
-            CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
-            CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
-            CHECK(fused.optimizer_step() == cublas.optimizer_step());
-            CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
-            // Only the epoch's loss comes back, on either path.
-            CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
+            // The fused kernel as it is, and with every bias gradient summed inside the weight gradient's tiles
+            // (as it is, only where the phase leaves too few blocks free for a warp per column).
+            for (const char* defines : {"", "BRAIN_FUSED_BIAS_IN_TILES=1"}) {
+                INFO("kernel defines '" << defines << "'");
+                auto fused = base;
+                brain::FitReport fused_report;
+                {
+                    brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+                    brain::test::ScopedEnv variant("BRAIN_CUDA_KERNEL_DEFINES", std::string(defines));
+                    fused_report = fused.fit_with_backend(data, config, gpu());
+                }
+                CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
+                CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
+                CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
+                CHECK(fused.optimizer_step() == cublas.optimizer_step());
+                CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
+                // Only the epoch's loss comes back, on either path.
+                CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
+            }
         }
 }
 

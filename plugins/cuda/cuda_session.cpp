@@ -25,7 +25,7 @@ constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/brain_
 // The auto choice of the fused epoch (fused_epoch_pays): no layer wider than this, and at most this many
 // multiply-adds per optimizer step.
 constexpr std::size_t fused_max_width = 1024;
-constexpr double fused_max_multiply_adds = 1.5e8;
+constexpr double fused_max_multiply_adds = 3.0e8;
 
 std::string mib(std::uint64_t bytes) {
     char text[64];
@@ -46,9 +46,9 @@ int dim(std::size_t value) {
 // Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
 bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
-    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: the threshold was set
-    // between x256 and x1024 when x1024 ran faster on the graph path; the kernel now beats that path on x1024
-    // too, which stays there until the loss check has run with it fused (docs/performance.md).
+    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: x1024 (2.5e8
+    // multiply-adds per step) is the largest measured config it wins (1.36x the graph path, with the loss check
+    // passing; docs/performance.md); wide (5.4e10) is far on cuBLAS's side and excluded by its width anyway.
     std::size_t widest = 0;
     double multiply_adds = 0.0;
     for (const LayerPlan& layer : plan.layers) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <brain/plugin_sdk.hpp>
+#include <cctype>
 #include <cstdlib>
 
 namespace brain::cuda {
@@ -82,8 +83,39 @@ Target choose_target(int major, int minor) {
 }
 
 std::string kernel_source() {
+    std::string source;
+    // Tuning experiments: NAME=VALUE pairs become #define lines ahead of the kernels (whose switches are
+    // #ifndef'd), so one build can measure several variants; the source is part of the cache key, so each gets its
+    // own entry.
+    if (const char* defines = std::getenv("BRAIN_CUDA_KERNEL_DEFINES")) {
+        std::string list = defines;
+        for (std::size_t at = 0; at <= list.size();) {
+            const std::size_t end = std::min(list.find(',', at), list.size());
+            const std::string item = list.substr(at, end - at);
+            at = end + 1;
+            if (item.empty()) continue;
+            const std::size_t eq = item.find('=');
+            const std::string name = item.substr(0, eq);
+            const bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                               std::all_of(name.begin(), name.end(), [](char ch) {
+                                   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                               });
+            if (!valid || item.find('\n') != std::string::npos)
+                throw sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT,
+                                   "BRAIN_CUDA_KERNEL_DEFINES: expected NAME=VALUE items separated "
+                                   "by commas, found '" +
+                                       item + "'; unset it or fix that item");
+            source += "#define ";
+            source += name;
+            if (eq != std::string::npos) {
+                source += ' ';
+                source.append(item, eq + 1, std::string::npos);
+            }
+            source += '\n';
+        }
+    }
     // The fused epoch kernel uses the per-operation kernels' device functions, so it comes second.
-    std::string source = embedded::kernels;
+    source += embedded::kernels;
     source += "\n";
     source += embedded::fused_kernels;
     if (const char* suffix = std::getenv("BRAIN_CUDA_TEST_KERNEL_SUFFIX")) {

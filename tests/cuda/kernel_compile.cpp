@@ -2,6 +2,7 @@
 // no GPU is needed, so a kernel that stops compiling fails here (in CI, which has no GPU) instead of first on a GPU
 // machine. Built into brain_tests only when the CUDA plugin is built (tests/CMakeLists.txt).
 #include "support/catch.hpp"
+#include "support/env.hpp"
 
 #include <algorithm>
 #include <brain/plugin_sdk.hpp>
@@ -88,5 +89,29 @@ TEST_CASE("CUDA kernels target the newest architecture NVRTC knows below an unkn
     } catch (const brain::sdk::Failure& failure) {
         CHECK(failure.code() == BRAIN_ERR_KERNEL_COMPILE_FAILED);
         CHECK(std::string(failure.what()).find("install a CUDA toolkit") != std::string::npos);
+    }
+}
+
+TEST_CASE("CUDA kernel tuning defines become #define lines and bad ones are refused by name", "[plugin][nvrtc]") {
+    const std::string plain = brain::cuda::kernel_source();
+    {
+        brain::test::ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES",
+                                       std::string("BRAIN_TILE_STAGES=3,,BRAIN_FUSED_BIAS_IN_TILES=1,BRAIN_FLAG"));
+        const std::string tuned = brain::cuda::kernel_source();
+        CHECK(tuned ==
+              "#define BRAIN_TILE_STAGES 3\n#define BRAIN_FUSED_BIAS_IN_TILES 1\n#define BRAIN_FLAG\n" + plain);
+        // The switches are the kernels' own: the tuned source compiles.
+        CHECK_FALSE(brain::cuda::compile(tuned, brain::cuda::choose_target(9, 0)).empty());
+    }
+    for (const char* bad : {"3STAGES=1", "BRAIN TILE=2", "=4", "BRAIN_X=1\n#include <x>"}) {
+        INFO("BRAIN_CUDA_KERNEL_DEFINES=" << bad);
+        brain::test::ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string(bad));
+        try {
+            (void)brain::cuda::kernel_source();
+            FAIL("an invalid define was accepted");
+        } catch (const brain::sdk::Failure& failure) {
+            CHECK(failure.code() == BRAIN_ERR_INVALID_ARGUMENT);
+            CHECK(std::string(failure.what()).find("BRAIN_CUDA_KERNEL_DEFINES") != std::string::npos);
+        }
     }
 }

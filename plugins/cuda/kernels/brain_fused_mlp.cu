@@ -15,7 +15,16 @@
 #define BRAIN_TILE 32   // a full tile's rows and columns
 #define BRAIN_TILE_K 32 // K per shared-memory chunk
 // Chunks in shared memory: the one multiplied and those being copied (8 measured no faster).
+#ifndef BRAIN_TILE_STAGES
 #define BRAIN_TILE_STAGES 4
+#endif
+// Where a weight gradient's bias gradient is summed when the weight gradient goes to tiles: 0 by a warp per column
+// after the phase's GEMMs, 1 by the tiles themselves, 2 (the default) by the tiles only when the blocks the phase
+// leaves free have fewer warps than there are columns (fused_bias_in_tiles). A switch for measurements and tests
+// (BRAIN_CUDA_KERNEL_DEFINES, docs/cuda-plugin.md).
+#ifndef BRAIN_FUSED_BIAS_IN_TILES
+#define BRAIN_FUSED_BIAS_IN_TILES 2
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -56,6 +65,7 @@ struct FusedGemm {
     const brain_fused_layer* below; // FUSED_DELTA: the layer whose delta is written
     bool last;                      // FUSED_FORWARD: the output layer (its activation is the loss phase's)
     bool update;                    // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
+    bool bias;                      // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
 };
 
 // What every phase needs: the arguments, this step's batch and optimizer coefficients.
@@ -207,9 +217,12 @@ struct TileStage {
     float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m]
     float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n]
 };
-union TileShared {
-    TileStage stage[BRAIN_TILE_STAGES];
-    float partial[BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS]; // the groups' sums, reusing the stages
+struct TileShared {
+    union {
+        TileStage stage[BRAIN_TILE_STAGES];
+        float partial[BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS]; // the groups' sums, reusing the stages
+    };
+    float bias[BRAIN_FUSED_THREADS]; // the threads' sums of A's columns (the bias gradient, FusedGemm::bias)
 };
 
 // Copies one float from global to shared memory, or stores zero when `valid` is false (src is then not read).
@@ -336,6 +349,12 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load(c, g, m, n);
         }
         float4 acc[4] = {};
+        // A weight gradient's first column of tiles also sums A (delta^T: k = batch rows, m = outputs) over k,
+        // which is the bias gradient of the tile's m: thread t adds column t % TM of its k slice of each chunk, the
+        // slices are added in a fixed order at the end. This saves a pass of its own over delta.
+        constexpr unsigned bias_slices = BRAIN_FUSED_THREADS / TM, bias_k = BRAIN_TILE_K / bias_slices;
+        const bool bias = g.bias && n0 == 0;
+        float bias_sum = 0.0f;
         for (unsigned chunk = 0; chunk < chunks; ++chunk) {
             tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
             __syncthreads();                    // everyone's have, and the stage refilled next is no longer read
@@ -356,6 +375,10 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 fma_row(acc[2], av[kk].z, bv[kk]);
                 fma_row(acc[3], av[kk].w, bv[kk]);
             }
+            if (bias) {
+#pragma unroll
+                for (unsigned kk = 0; kk < bias_k; ++kk) bias_sum += st.a[(tid / TM) * bias_k + kk][tid % TM];
+            }
         }
         tile_wait<0>();
         __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
@@ -363,7 +386,18 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #pragma unroll
         for (unsigned i = 0; i < 4; ++i)
             *reinterpret_cast<float4*>(&partial[(4 * ty + i) * BRAIN_TILE + 4 * tx]) = acc[i];
+        if (bias) sh.bias[tid] = bias_sum;
         __syncthreads();
+        if (bias && tid < TM && m0 + tid < g.m) {
+            float sum = sh.bias[tid];
+#pragma unroll
+            for (unsigned q = 1; q < bias_slices; ++q) sum += sh.bias[q * TM + tid];
+            const brain_u64 i = g.layer->bias_offset + m0 + tid;
+            if (g.update)
+                fused_update(c, i, sum);
+            else
+                c.args->grads[i] = sum;
+        }
         // Each thread finishes its outputs, consecutive threads along a row so that the epilogues' stores coalesce.
 #pragma unroll
         for (unsigned q = 0; q < outputs; ++q) {
@@ -385,15 +419,17 @@ static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g)
     return fused_uses_warps(g) ? (unsigned)(((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS)
                                : 0u;
 }
+// What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles doubled (the half tiles it would
+// take), or the blocks its warp-per-output work keeps busy.
+static __device__ __forceinline__ brain_u64 fused_half_blocks(const FusedGemm& g) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : 2ull * tile_count(BRAIN_TILE, g.m, g.n);
+}
 // Whether a phase's GEMMs (`second` only `with_second`) run in half-height tiles: when their 32 x 32 tiles,
 // doubled, and the blocks their warp-per-output work keeps busy still fit in the grid; with more tiles than that,
 // two half tiles per block were measured slower than one full tile.
 static __device__ __forceinline__ bool fused_phase_half(const FusedGemm& first, const FusedGemm& second,
                                                         bool with_second) {
-    auto blocks = [](const FusedGemm& g) {
-        return fused_uses_warps(g) ? fused_warp_blocks(g) : 2 * tile_count(BRAIN_TILE, g.m, g.n);
-    };
-    return blocks(first) + (with_second ? blocks(second) : 0u) <= gridDim.x;
+    return fused_half_blocks(first) + (with_second ? fused_half_blocks(second) : 0) <= gridDim.x;
 }
 
 // Runs one GEMM over the grid, in half-height tiles when `half` (fused_phase_half). Jobs of one phase are
@@ -435,6 +471,73 @@ static __device__ FusedOperand layer_input(const brain_fused_epoch_args& a, unsi
     }
     op.cs = 1;
     return op;
+}
+
+// Layer l's weight gradient: dW (out x in) = delta^T (out x rows) input (rows x in); applied to the parameters at
+// once when `update`, stored in grads otherwise. Its bias gradient is summed elsewhere unless `bias` is set.
+static __device__ FusedGemm weight_gradient_gemm(const brain_fused_epoch_args& a, unsigned l, unsigned rows,
+                                                 brain_u64 start, const uint32_t* batch_rows, bool update) {
+    const brain_fused_layer& layer = a.layers[l];
+    FusedGemm g;
+    g.a.p = layer.delta;
+    g.a.index = nullptr;
+    g.a.rs = 1;
+    g.a.cs = layer.outputs;
+    g.b = layer_input(a, l, start, batch_rows);
+    g.m = layer.outputs;
+    g.n = layer.inputs;
+    g.k = rows;
+    g.kind = FUSED_WEIGHT_GRADIENT;
+    g.layer = &layer;
+    g.below = nullptr;
+    g.last = false;
+    g.update = update;
+    g.bias = false;
+    return g;
+}
+
+// The delta of the layer below l (l > 0): delta (rows x out) W (out x in), times the activation's derivative there.
+static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned l, unsigned rows) {
+    const brain_fused_layer& layer = a.layers[l];
+    FusedGemm g;
+    g.a.p = layer.delta;
+    g.a.index = nullptr;
+    g.a.rs = layer.outputs;
+    g.a.cs = 1;
+    g.b.p = a.params + layer.weight_offset;
+    g.b.index = nullptr;
+    g.b.rs = layer.inputs;
+    g.b.cs = 1;
+    g.m = rows;
+    g.n = layer.inputs;
+    g.k = layer.outputs;
+    g.kind = FUSED_DELTA;
+    g.layer = &layer;
+    g.below = &a.layers[l - 1];
+    g.last = false;
+    g.update = false;
+    g.bias = false;
+    return g;
+}
+
+// Whether a phase's weight gradient (tiles of height `half`, beside `other` when `with_other`) sums its bias
+// gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns.
+// A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it (measured:
+// x256's last phase 9.6 -> 8.1 us in the tiles, seed16's 6.9 -> 7.9 us, where 116 blocks are free).
+static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
+                                           bool half) {
+    if (fused_uses_warps(dw)) return false;
+#if BRAIN_FUSED_BIAS_IN_TILES == 2
+    auto blocks = [half](const FusedGemm& g) -> brain_u64 {
+        return fused_uses_warps(g) ? fused_warp_blocks(g)
+                                   : tile_count(half ? BRAIN_TILE / 2 : BRAIN_TILE, g.m, g.n);
+    };
+    const brain_u64 busy = blocks(dw) + (with_other ? blocks(other) : 0);
+    const brain_u64 free = busy < gridDim.x ? gridDim.x - busy : 0;
+    return free * BRAIN_FUSED_WARPS < dw.m;
+#else
+    return BRAIN_FUSED_BIAS_IN_TILES == 1;
+#endif
 }
 
 // Batch position r's loss row, by one warp, as brain_output_loss (the output layer's z holds the bias): its
@@ -558,6 +661,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.below = nullptr;
             g.last = l + 1 == layer_count;
             g.update = false;
+            g.bias = false;
             unsigned first = 0;
             fused_gemm(c, g, first, sh, fused_phase_half(g, g, false));
             grid_barrier(s);
@@ -579,49 +683,18 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const brain_fused_layer& layer = args.layers[l];
             const bool update = l == 0;
             if (l + 1 == layer_count && blockIdx.x == 0) add_batch_loss(s, args.row_loss, rows, (int)b);
-
-            FusedGemm dw; // dW (out x in) = delta^T (out x rows) input (rows x in)
-            dw.a.p = layer.delta;
-            dw.a.index = nullptr;
-            dw.a.rs = 1;
-            dw.a.cs = layer.outputs;
-            dw.b = layer_input(args, l, start, batch_rows);
-            dw.m = layer.outputs;
-            dw.n = layer.inputs;
-            dw.k = rows;
-            dw.kind = FUSED_WEIGHT_GRADIENT;
-            dw.layer = &layer;
-            dw.below = nullptr;
-            dw.last = false;
-            dw.update = update;
-
-            FusedGemm dx; // delta below (rows x in) = delta (rows x out) W (out x in), times activation'
-            if (l > 0) {
-                dx.a.p = layer.delta;
-                dx.a.index = nullptr;
-                dx.a.rs = layer.outputs;
-                dx.a.cs = 1;
-                dx.b.p = args.params + layer.weight_offset;
-                dx.b.index = nullptr;
-                dx.b.rs = layer.inputs;
-                dx.b.cs = 1;
-                dx.m = rows;
-                dx.n = layer.inputs;
-                dx.k = layer.outputs;
-                dx.kind = FUSED_DELTA;
-                dx.layer = &layer;
-                dx.below = &args.layers[l - 1];
-                dx.last = false;
-                dx.update = false;
-            }
+            FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
+            const FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const bool half = fused_phase_half(dw, dx, l > 0);
+            dw.bias = fused_bias_in_tiles(dw, dx, l > 0, half);
             unsigned first = 0;
             fused_gemm(c, dw, first, sh, half);
             if (l > 0) fused_gemm(c, dx, first, sh, half);
 
-            // db: one warp per column, a fixed-order sum.
+            // db, unless the tiles summed it: one warp per column, a fixed-order sum.
+            const unsigned columns = dw.bias ? 0u : layer.outputs;
             const unsigned bias_warp = (warp + warps - (first * BRAIN_FUSED_WARPS) % warps) % warps;
-            for (unsigned j = bias_warp; j < layer.outputs; j += warps) {
+            for (unsigned j = bias_warp; j < columns; j += warps) {
                 float sum = 0.0f;
 #pragma unroll 4
                 for (unsigned r = lane; r < rows; r += BRAIN_WARP)
