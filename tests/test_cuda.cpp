@@ -306,8 +306,9 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          333,
          64},
     };
+    // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
     for (const Case& c : cases)
-        for (const bool shuffle : {true, false}) {
+        DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
             INFO(c.name << ", shuffle " << shuffle);
             const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
             const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
