@@ -48,7 +48,7 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
     // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: x1024 (2.5e8
     // multiply-adds per step) is the largest measured config it wins (1.44x the graph path, with the loss check
-    // passing; docs/performance.md); wide (5.4e10) is far on cuBLAS's side and excluded by its width anyway.
+    // passing; docs/performance.md); wide (6.5e10) is far on cuBLAS's side and excluded by its width anyway.
     std::size_t widest = 0;
     double multiply_adds = 0.0;
     for (const LayerPlan& layer : plan.layers) {
