@@ -164,6 +164,13 @@ static __device__ __forceinline__ void fused_update(const FusedContext& c, brain
     const brain_fused_epoch_args& a = *c.args;
     fused_update(c, i, g, a.params[i], a.state_m[i], a.optimizer == BRAIN_OPT_SGD ? 0.0f : a.state_v[i]);
 }
+// Parameter i's gradient g: applied at once when `update`, stored in grads for the last phase's pass otherwise.
+static __device__ __forceinline__ void fused_gradient(const FusedContext& c, brain_u64 i, float g, bool update) {
+    if (update)
+        fused_update(c, i, g);
+    else
+        c.args->grads[i] = g;
+}
 
 static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
                                                       unsigned n, float acc, const EpilogueInputs& in) {
@@ -392,11 +399,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             float sum = sh.bias[tid];
 #pragma unroll
             for (unsigned q = 1; q < bias_slices; ++q) sum += sh.bias[q * TM + tid];
-            const brain_u64 i = g.layer->bias_offset + m0 + tid;
-            if (g.update)
-                fused_update(c, i, sum);
-            else
-                c.args->grads[i] = sum;
+            fused_gradient(c, g.layer->bias_offset + m0 + tid, sum, g.update);
         }
         // Each thread finishes its outputs, consecutive threads along a row so that the epilogues' stores coalesce.
 #pragma unroll
@@ -418,6 +421,12 @@ static __device__ __forceinline__ bool fused_uses_warps(const FusedGemm& g) {
 static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g) {
     return fused_uses_warps(g) ? (unsigned)(((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS)
                                : 0u;
+}
+// The blocks a GEMM keeps busy (more than the grid when it takes several rounds): its warps' blocks, or its tiles
+// of height 16 (`half`) or 32. fused_gemm keeps its own copy beside each branch: through this helper ptxas orders
+// the kernel differently, and only the present form has been measured.
+static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, bool half) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(half ? BRAIN_TILE / 2 : BRAIN_TILE, g.m, g.n);
 }
 // What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles doubled (the half tiles it would
 // take), or the blocks its warp-per-output work keeps busy.
@@ -528,11 +537,7 @@ static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm&
                                            bool half) {
     if (fused_uses_warps(dw)) return false;
 #if BRAIN_FUSED_BIAS_IN_TILES == 2
-    auto blocks = [half](const FusedGemm& g) -> brain_u64 {
-        return fused_uses_warps(g) ? fused_warp_blocks(g)
-                                   : tile_count(half ? BRAIN_TILE / 2 : BRAIN_TILE, g.m, g.n);
-    };
-    const brain_u64 busy = blocks(dw) + (with_other ? blocks(other) : 0);
+    const brain_u64 busy = fused_busy_blocks(dw, half) + (with_other ? fused_busy_blocks(other, half) : 0);
     const brain_u64 free = busy < gridDim.x ? gridDim.x - busy : 0;
     return free * BRAIN_FUSED_WARPS < dw.m;
 #else
@@ -700,12 +705,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 for (unsigned r = lane; r < rows; r += BRAIN_WARP)
                     sum += layer.delta[(brain_u64)r * layer.outputs + j];
                 sum = warp_sum(sum);
-                if (lane == 0) {
-                    if (update)
-                        fused_update(c, layer.bias_offset + j, sum);
-                    else
-                        args.grads[layer.bias_offset + j] = sum;
-                }
+                if (lane == 0) fused_gradient(c, layer.bias_offset + j, sum, update);
             }
 
             if (update && layer_count > 1)
