@@ -307,8 +307,7 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          64},
     };
     // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
-    for (const Case& c : cases)
-        DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
+    for (const Case& c : cases) DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
             INFO(c.name << ", shuffle " << shuffle);
             const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
             const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
@@ -323,9 +322,10 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
                 cublas_report = cublas.fit_with_backend(data, config, gpu());
             }
             cpu.fit(data, config);
-            // The fused kernel as it is, and with every bias gradient summed inside the weight gradient's tiles
-            // (as it is, only where the phase leaves too few blocks free for a warp per column).
-            for (const char* defines : {"", "BRAIN_FUSED_BIAS_IN_TILES=1"}) {
+            // The fused kernel as it is; with every bias gradient summed inside the weight gradient's tiles (as it
+            // is, only where the phase leaves too few blocks free for a warp per column); and with a narrow head's
+            // backward pass in a phase of its own (as it is, in the loss phase where the head allows).
+            for (const char* defines : {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

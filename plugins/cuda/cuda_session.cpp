@@ -171,7 +171,7 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_first_epoch = desc.first_epoch;
 
     allocate_and_upload(desc, resident, cublas_workspace);
-    if (m_fused) prepare_fused_epoch();
+    if (m_fused) prepare_fused_epoch(left);
     const auto end = Clock::now();
     m_setup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
     const auto ms = [](Clock::duration d) {
@@ -221,7 +221,7 @@ bool CudaSession::choose_fused_epoch() {
     return fused_epoch_pays(plan);
 }
 
-void CudaSession::prepare_fused_epoch() {
+void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     const SessionPlan& plan = m_plan;
     brain_fused_epoch_args& a = m_fused_args;
     a = brain_fused_epoch_args{};
@@ -259,6 +259,19 @@ void CudaSession::prepare_fused_epoch() {
     a.epsilon = plan.optimizer.epsilon;
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
+    // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
+    // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
+    // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
+    // without it the kernel runs the head's backward phase as before.
+    const LayerPlan& head = plan.layers.back();
+    const std::uint64_t head_floats = head.outputs * (head.inputs + 1);
+    const std::uint64_t head_bytes = 4ull * m_fused_grid * head_floats;
+    if (plan.layers.size() >= 2 && head.outputs <= BRAIN_FUSED_HEAD_WIDTH &&
+        head_floats <= BRAIN_FUSED_HEAD_SLICE && charged_bytes(head_bytes) <= spare_bytes) {
+        m_fused_head =
+            m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
+        a.head_partial = m_fused_head.floats();
+    }
     if (const char* profile = std::getenv("BRAIN_CUDA_FUSED_PROFILE");
         profile && std::strcmp(profile, "1") == 0 && batch_count() > 1) {
         m_fused_profile = m_allocator.allocate(8ull * BRAIN_FUSED_PROFILE_SLOTS, MemoryKind::Workspace,

@@ -66,7 +66,8 @@ private:
     unsigned elementwise_blocks(std::uint64_t count) const noexcept;
     [[noreturn]] void fail_numerical(float loss);
     bool choose_fused_epoch();
-    void prepare_fused_epoch();
+    // The fused kernel's arguments; `spare_bytes` of the budget are left for its optional workspace.
+    void prepare_fused_epoch(std::uint64_t spare_bytes);
     void launch_fused_epoch();
     void log_fused_profile();
     std::size_t batch_count() const noexcept;
@@ -94,6 +95,7 @@ private:
     unsigned m_fused_grid = 0; // its blocks: one per SM
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // BRAIN_CUDA_FUSED_PROFILE only
+    DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
     std::uint64_t m_epochs = 0;

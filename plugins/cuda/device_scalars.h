@@ -27,6 +27,10 @@ typedef struct brain_cuda_scalars {
  * launch; its arguments travel by value in this block. Pointers are device pointers owned by the session. */
 #define BRAIN_FUSED_MAX_LAYERS 8
 #define BRAIN_FUSED_MAX_BATCH 1024 /* the batch's row indices are kept in shared memory */
+#define BRAIN_FUSED_HEAD_WIDTH 32  /* an output layer at most this wide shares a phase with the loss */
+/* Floats of a head layer's gradient (outputs x (inputs + 1)) that one warp can sum in shared memory: with at most
+ * this many, the loss phase also computes the delta below and each block's share of the head's gradient. */
+#define BRAIN_FUSED_HEAD_SLICE 1152
 
 typedef struct brain_fused_layer {
     float* z;               /* pre-activations, batch x outputs */
@@ -65,6 +69,7 @@ typedef struct brain_fused_epoch_args {
     float weight_decay;
     float momentum;
     uint64_t* profile; /* BRAIN_CUDA_FUSED_PROFILE: nanosecond stamps of the second step's phases; null otherwise */
+    float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such phase */
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64

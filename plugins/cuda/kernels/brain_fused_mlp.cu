@@ -25,6 +25,12 @@
 #ifndef BRAIN_FUSED_BIAS_IN_TILES
 #define BRAIN_FUSED_BIAS_IN_TILES 2
 #endif
+// Whether the loss phase of a narrow output layer (the head) also computes the delta of the layer below and the
+// blocks' shares of the head's gradient, which saves the head's backward phase (1, the default, where the plugin
+// gives the kernel room for the shares: args.head_partial) or not (0). A switch for measurements and tests.
+#ifndef BRAIN_FUSED_HEAD_BACKWARD
+#define BRAIN_FUSED_HEAD_BACKWARD 1
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -560,31 +566,171 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 // The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
 // warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
 // and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
-#define BRAIN_FUSED_HEAD_WIDTH 32
+// With `below` (the layer under the head; fused_head_backward) the warp goes on with the row's backward pass,
+// which needs nothing from other rows: the delta of `below` (delta_out W, times the activation's derivative) and
+// the row's terms of the head's weight and bias gradients (delta_out^T input, delta_out), added into the warp's
+// slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps' slices, in a
+// fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This saves the
+// head's backward phase and its barrier too.
+#define BRAIN_FUSED_HEAD_STEPS 8 // a row of the head's input held in registers: 8 x 32 floats
+
+// The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
+// derivative at (z, x), lane + 32 q for q < BRAIN_FUSED_HEAD_STEPS, those below `left`. With the activation fixed
+// (ACT >= 0) the derivative's switch folds away: the unrolled copies of every activation's formula made the code
+// of this pass large, and it runs once per step, from a cold instruction cache.
+template <int ACT>
+static __device__ __forceinline__ void head_deltas(float* delta, const float* back, const float* z, const float* x,
+                                                   unsigned lane, unsigned left, int activation, float param) {
+#pragma unroll
+    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q)
+        if (q * BRAIN_WARP + lane < left)
+            delta[q * BRAIN_WARP] = back[q] * brain_derivative(ACT >= 0 ? ACT : activation, z[q], x[q], param);
+}
 static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
                                              const FusedOperand& input, unsigned rows, brain_u64 start,
                                              const uint32_t* batch_rows, unsigned warp, unsigned warps,
-                                             unsigned lane) {
+                                             unsigned lane, const brain_fused_layer* below, float* slices) {
     const brain_fused_epoch_args& a = *c.args;
     const unsigned k = out.outputs, inputs = out.inputs;
+    float* const out_z = out.z;
+    float* const out_a = out.a;
+    float* const out_delta = out.delta;
+    float* const row_loss = a.row_loss;
+    const float* const weights = a.params + out.weight_offset;
     const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
+    const unsigned width = k * (inputs + 1); // the head's gradient: per output, the weights' row and the bias
+    float* slice = slices + (threadIdx.x / BRAIN_WARP) * BRAIN_FUSED_HEAD_SLICE;
+    // below's fields, read once: `below` points into the kernel's parameters through a generic pointer, which the
+    // compiler would otherwise reload after every store.
+    float* below_delta = nullptr;
+    const float* below_z = nullptr;
+    int below_activation = 0;
+    float below_param = 0.0f;
+    if (below) {
+        below_delta = below->delta;
+        below_z = below->z;
+        below_activation = below->activation;
+        below_param = below->param;
+        for (unsigned e = lane; e < width; e += BRAIN_WARP) slice[e] = 0.0f;
+        __syncwarp();
+    }
+    // A row of up to BRAIN_FUSED_HEAD_STEPS * 32 inputs is read once, into registers, ahead of everything that
+    // needs it (the dot products and the backward pass): every load is then in flight at once instead of each
+    // waiting behind the stores before it, which the compiler may not move loads past.
+    const bool whole = steps <= BRAIN_FUSED_HEAD_STEPS;
     for (unsigned r = warp; r < rows; r += warps) {
         const float* x = input.ptr(r, 0);
         const brain_u64 at = (brain_u64)r * k;
+        const brain_u64 row = (brain_u64)r * inputs;
+        float xs[BRAIN_FUSED_HEAD_STEPS], zs[BRAIN_FUSED_HEAD_STEPS];
+        if (whole) {
+#pragma unroll
+            for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
+                const unsigned ic = min(q * BRAIN_WARP + lane, inputs - 1);
+                xs[q] = q < steps ? x[ic] : 0.0f;
+                zs[q] = below_z && q < steps ? below_z[row + ic] : 0.0f;
+            }
+        }
+        // Output `lane`'s bias and target, loaded with the row.
+        const bool on = lane < k;
+        const brain_u64 data_row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+        const float bias = on ? a.params[out.bias_offset + lane] : 0.0f;
+        const float target = on ? a.targets[data_row * k + lane] : 0.0f;
+        float z = 0.0f; // output `lane`'s z
         for (unsigned n = 0; n < k; ++n) {
-            const float* w = a.params + out.weight_offset + (brain_u64)n * inputs;
+            const float* w = weights + (brain_u64)n * inputs;
             float sum = 0.0f;
+            if (whole) {
+#pragma unroll
+                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
+                    const unsigned i = q * BRAIN_WARP + lane;
+                    const float v = q < steps ? xs[q] * w[min(i, inputs - 1)] : 0.0f;
+                    sum += i < inputs ? v : 0.0f;
+                }
+            } else {
 #pragma unroll 8
-            for (unsigned step = 0; step < steps; ++step) {
-                const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
-                const float v = x[ic] * w[ic];
-                sum += i < inputs ? v : 0.0f;
+                for (unsigned step = 0; step < steps; ++step) {
+                    const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
+                    const float v = x[ic] * w[ic];
+                    sum += i < inputs ? v : 0.0f;
+                }
             }
             sum = warp_sum(sum);
-            if (lane == 0) out.z[at + n] = sum + a.params[out.bias_offset + n];
+            if (lane == n) z = sum + bias;
         }
-        __syncwarp(); // the row's z (lane 0's stores) before every lane reads it
-        fused_loss_row(a, out, r, rows, start, batch_rows, lane);
+        // The loss row as brain_output_loss computes it (output_loss_lane), kept in registers; stored after the
+        // backward pass below, whose loads would otherwise wait behind the stores.
+        float activated, dl;
+        const float total =
+            output_loss_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
+        if (below) {
+            const float* w = weights;
+            for (unsigned s0 = 0; s0 < steps; s0 += BRAIN_FUSED_HEAD_STEPS) {
+                float xb[BRAIN_FUSED_HEAD_STEPS], zb[BRAIN_FUSED_HEAD_STEPS], back[BRAIN_FUSED_HEAD_STEPS];
+#pragma unroll
+                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
+                    const unsigned jc = min((s0 + q) * BRAIN_WARP + lane, inputs - 1);
+                    xb[q] = whole ? xs[q] : x[jc];
+                    zb[q] = whole ? zs[q] : below_z[row + jc];
+                    back[q] = 0.0f;
+                }
+                for (unsigned n = 0; n < k; ++n) {
+                    const float dn = __shfl_sync(0xffffffffu, dl, n);
+                    const float* wn = w + (brain_u64)n * inputs;
+#pragma unroll
+                    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q)
+                        back[q] += dn * wn[min((s0 + q) * BRAIN_WARP + lane, inputs - 1)];
+                    float* sn = slice + n * (inputs + 1);
+#pragma unroll
+                    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
+                        const unsigned j = (s0 + q) * BRAIN_WARP + lane;
+                        if (j < inputs) sn[j] += dn * xb[q];
+                    }
+                }
+                // xb is the row of below's activations.
+                float* delta = below_delta + row + s0 * BRAIN_WARP + lane;
+                const unsigned left = inputs - s0 * BRAIN_WARP;
+                if (below_activation == BRAIN_ACT_RELU)
+                    head_deltas<BRAIN_ACT_RELU>(delta, back, zb, xb, lane, left, below_activation, below_param);
+                else
+                    head_deltas<-1>(delta, back, zb, xb, lane, left, below_activation, below_param);
+            }
+            if (on) slice[lane * (inputs + 1) + inputs] += dl;
+        }
+        if (on) {
+            out_z[at + lane] = z;
+            out_a[at + lane] = activated; // z's own buffer when the head is linear (the same value then)
+            out_delta[at + lane] = dl;
+        }
+        if (lane == 0) row_loss[r] = total;
+    }
+    if (below) {
+        __syncthreads();                           // every warp's slice is complete
+        if (blockIdx.x * BRAIN_FUSED_WARPS < rows) // the block had rows (warps take rows in order)
+            for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
+                float sum = slices[e];
+#pragma unroll
+                for (unsigned q = 1; q < BRAIN_FUSED_WARPS; ++q) sum += slices[q * BRAIN_FUSED_HEAD_SLICE + e];
+                a.head_partial[(brain_u64)blockIdx.x * width + e] = sum;
+            }
+    }
+}
+
+// The head's gradient from the blocks' shares (fused_output_and_loss), added in block order, and the optimizer
+// step on the head's parameters at once (nothing reads them until the next step's loss phase). A thread per
+// parameter, on the blocks from `first` on.
+static __device__ void fused_head_gradient(const FusedContext& c, unsigned first, unsigned rows) {
+    const brain_fused_epoch_args& a = *c.args;
+    const brain_fused_layer& out = a.layers[a.layer_count - 1];
+    const unsigned inputs = out.inputs, width = out.outputs * (inputs + 1);
+    const unsigned shares = min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS);
+    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+    for (unsigned e = rank * BRAIN_FUSED_THREADS + threadIdx.x; e < width; e += gridDim.x * BRAIN_FUSED_THREADS) {
+        float sum = 0.0f;
+#pragma unroll 8
+        for (unsigned q = 0; q < shares; ++q) sum += a.head_partial[(brain_u64)q * width + e];
+        const unsigned n = e / (inputs + 1), j = e - n * (inputs + 1);
+        fused_update(c, j < inputs ? out.weight_offset + (brain_u64)n * inputs + j : out.bias_offset + n, sum);
     }
 }
 
@@ -642,11 +788,15 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         // Forward, one phase per layer: z = input W^T + b, a = activation(z); then the loss (with a narrow output
         // layer, both in one phase; the profile then shows a loss phase of zero).
         const bool head = args.layers[layer_count - 1].outputs <= BRAIN_FUSED_HEAD_WIDTH;
+        // The plugin sets head_partial only for a head of a network of two or more layers whose gradient fits a
+        // warp's slice (BRAIN_FUSED_HEAD_SLICE).
+        const bool head_backward = BRAIN_FUSED_HEAD_BACKWARD && head && args.head_partial != nullptr;
         for (unsigned l = 0; l < layer_count; ++l) {
             const brain_fused_layer& layer = args.layers[l];
             if (head && l + 1 == layer_count) {
                 fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start, batch_rows,
-                                      warp, warps, lane);
+                                      warp, warps, lane, head_backward ? &args.layers[l - 1] : nullptr,
+                                      &sh.stage[0].a[0][0]);
                 grid_barrier(s);
                 profile_stamp(args, b, slot);
                 profile_stamp(args, b, slot);
@@ -684,10 +834,16 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         // Backward, one phase per layer from the top: dW and db of layer l and the delta of layer l - 1 (both read
         // W of layer l, so its update waits for the next phase); the last phase (layer 0) applies the optimizer to
         // layer 0 in its epilogues and to every other layer from the stored gradients.
+        // With head_backward the head's phase is gone (the loss phase did its work; the profile shows it as zero)
+        // and the first phase left adds up the head's gradient and updates it.
+        const unsigned top = head_backward ? layer_count - 2 : layer_count - 1;
         for (unsigned l = layer_count; l-- > 0;) {
+            if (l > top) {
+                profile_stamp(args, b, slot); // a phase of zero
+                continue;
+            }
             const brain_fused_layer& layer = args.layers[l];
             const bool update = l == 0;
-            if (l + 1 == layer_count && blockIdx.x == 0) add_batch_loss(s, args.row_loss, rows, (int)b);
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             const FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const bool half = fused_phase_half(dw, dx, l > 0);
@@ -707,9 +863,21 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 sum = warp_sum(sum);
                 if (lane == 0) fused_gradient(c, layer.bias_offset + j, sum, update);
             }
+            // The head's gradient, then the batch's loss, each on the blocks past the phase's other work (a
+            // block-wide sum ahead of a tile was measured to lengthen the phase by a microsecond).
+            unsigned next = first + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+            if (head_backward && l == top) {
+                fused_head_gradient(c, next, rows);
+                const brain_fused_layer& out = args.layers[layer_count - 1];
+                next += (out.outputs * (out.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+            }
+            if (l == top && blockIdx.x == next % gridDim.x) add_batch_loss(s, args.row_loss, rows, (int)b);
 
+            // The head's parameters (last in the flat array) were updated by fused_head_gradient already.
+            const brain_u64 stored_end =
+                head_backward ? args.layers[layer_count - 1].weight_offset : args.parameter_count;
             if (update && layer_count > 1)
-                for (brain_u64 i = args.layers[1].weight_offset + thread; i < args.parameter_count; i += threads)
+                for (brain_u64 i = args.layers[1].weight_offset + thread; i < stored_end; i += threads)
                     fused_update(c, i, args.grads[i]);
             grid_barrier(s);
             profile_stamp(args, b, slot);

@@ -118,6 +118,28 @@ extern "C" __global__ void brain_bias_softmax(float* z, float* a, const float* b
     softmax_row_warp(zr, a + (brain_u64)row * width, width, lane);
 }
 
+// The loss's normalisation: the mean over the batch's rows (categorical cross-entropy) or over its elements.
+static __device__ __forceinline__ float loss_scale(int loss, unsigned rows, unsigned k) {
+    return loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY ? 1.0f / (float)rows : 1.0f / (float)((brain_u64)rows * k);
+}
+
+// One element's loss before the normalisation (log_sum: the row's log-sum-exp, categorical cross-entropy only).
+static __device__ __forceinline__ double loss_term(int loss, float z, float a, float t, double log_sum) {
+    if (loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY) return fmaxf(z, 0.0f) - z * t + log1pf(expf(-fabsf(z)));
+    if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) return -(double)t * ((double)z - log_sum);
+    const float d = a - t;
+    return (double)d * d;
+}
+
+// One element's dL/dz, but for a softmax output under MSE, whose Jacobian needs the whole row (the callers).
+static __device__ __forceinline__ float loss_delta(int loss, int act, float z, float a, float t, float scale,
+                                                   float param) {
+    if (loss != BRAIN_LOSS_MEAN_SQUARED_ERROR) return (a - t) * scale;
+    const float d = a - t;
+    const float v = 2.0f * d * scale;
+    return act == BRAIN_ACT_SOFTMAX || act == BRAIN_ACT_LINEAR ? v : v * brain_derivative(act, z, a, param);
+}
+
 // One row of the output layer, by one warp, exactly as brain::math::loss_row: activation (z already holds the
 // bias), the row's loss and dL/dz. Returns the row's loss divided by the batch normalisation (on every lane).
 static __device__ float output_loss_row(float* zr, float* ar, float* dr, const float* tr, unsigned rows, unsigned k,
@@ -128,45 +150,56 @@ static __device__ float output_loss_row(float* zr, float* ar, float* dr, const f
         for (unsigned i = lane; i < k; i += BRAIN_WARP) ar[i] = brain_activate(act, zr[i], param);
     }
     __syncwarp();
-    double total = 0.0;
-    float scale;
-    if (loss == BRAIN_LOSS_BINARY_CROSS_ENTROPY) {
-        scale = 1.0f / (float)((brain_u64)rows * k);
-        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
-            const float zi = zr[i];
-            total += fmaxf(zi, 0.0f) - zi * tr[i] + log1pf(expf(-fabsf(zi)));
-            dr[i] = (ar[i] - tr[i]) * scale;
-        }
-    } else if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
-        scale = 1.0f / (float)rows;
+    double log_sum = 0.0;
+    if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
         float m = BRAIN_NEG_INF;
         for (unsigned i = lane; i < k; i += BRAIN_WARP) m = fmaxf(m, zr[i]);
         m = warp_max(m);
         double sum = 0.0;
         for (unsigned i = lane; i < k; i += BRAIN_WARP) sum += exp((double)(zr[i] - m));
         sum = warp_sum_d(sum);
-        const double log_sum = log(sum) + m;
-        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
-            total += -(double)tr[i] * ((double)zr[i] - log_sum);
-            dr[i] = (ar[i] - tr[i]) * scale;
-        }
+        log_sum = log(sum) + m;
+    }
+    const float scale = loss_scale(loss, rows, k);
+    double total = 0.0;
+    for (unsigned i = lane; i < k; i += BRAIN_WARP) {
+        total += loss_term(loss, zr[i], ar[i], tr[i], log_sum);
+        dr[i] = loss_delta(loss, act, zr[i], ar[i], tr[i], scale, param);
+    }
+    if (loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && act == BRAIN_ACT_SOFTMAX) {
+        __syncwarp();
+        float dot = 0.0f;
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) dot += dr[i] * ar[i];
+        dot = warp_sum(dot);
+        for (unsigned i = lane; i < k; i += BRAIN_WARP) dr[i] = ar[i] * (dr[i] - dot);
+    }
+    total = warp_sum_d(total);
+    return (float)total * scale;
+}
+
+// output_loss_row for a row of at most 32 outputs held in registers, lane i holding output i (`on`: i < k): z in,
+// the activation and dL/dz out, with the same arithmetic. Nothing goes through memory, so a caller that keeps the
+// row in registers (the fused epoch kernel) saves the round trips of storing and reloading it.
+static __device__ float output_loss_lane(float z, float t, bool on, unsigned rows, unsigned k, int act, float param,
+                                         int loss, float& a, float& d) {
+    if (act == BRAIN_ACT_SOFTMAX) {
+        const float m = warp_max(on ? z : BRAIN_NEG_INF);
+        const float s = warp_sum(on ? expf(z - m) : 0.0f);
+        a = on ? expf(z - m) / s : 0.0f;
     } else {
-        scale = 1.0f / (float)((brain_u64)rows * k);
-        for (unsigned i = lane; i < k; i += BRAIN_WARP) {
-            const float d = ar[i] - tr[i];
-            total += (double)d * d;
-            dr[i] = 2.0f * d * scale;
-        }
-        if (act == BRAIN_ACT_SOFTMAX) {
-            __syncwarp();
-            float dot = 0.0f;
-            for (unsigned i = lane; i < k; i += BRAIN_WARP) dot += dr[i] * ar[i];
-            dot = warp_sum(dot);
-            for (unsigned i = lane; i < k; i += BRAIN_WARP) dr[i] = ar[i] * (dr[i] - dot);
-        } else if (act != BRAIN_ACT_LINEAR) {
-            for (unsigned i = lane; i < k; i += BRAIN_WARP)
-                dr[i] *= brain_derivative(act, zr[i], ar[i], param);
-        }
+        a = brain_activate(act, z, param);
+    }
+    double log_sum = 0.0;
+    if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
+        const float m = warp_max(on ? z : BRAIN_NEG_INF);
+        log_sum = log(warp_sum_d(on ? exp((double)(z - m)) : 0.0)) + m;
+    }
+    const float scale = loss_scale(loss, rows, k);
+    double total = on ? loss_term(loss, z, a, t, log_sum) : 0.0;
+    d = on ? loss_delta(loss, act, z, a, t, scale, param) : 0.0f;
+    if (loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && act == BRAIN_ACT_SOFTMAX) {
+        const float dot = warp_sum(d * a);
+        d = a * (d - dot);
     }
     total = warp_sum_d(total);
     return (float)total * scale;
