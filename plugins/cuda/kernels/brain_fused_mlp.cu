@@ -6,10 +6,10 @@
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
 // all resident, which a cooperative launch guarantees) walks the same sequence of phases, separated by grid-wide
 // barriers: per batch, one phase per layer forward, one for the loss (merged into the output layer's phase when
-// that layer is narrow, and then the narrow layer's backward pass too where it fits: fused_output_and_loss), one per
-// layer backward (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 1
-// to 2L + 1 barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so
-// results are deterministic.
+// that layer is narrow, and then the narrow layer's backward pass too where it fits: fused_output_and_loss), one
+// per layer backward (weight gradients and the next delta together; the optimizer update is fused into the last).
+// 2L - 1 to 2L + 1 barriers per step and no launch. Every output is computed by one thread or one warp in a fixed
+// order, so results are deterministic.
 
 #define BRAIN_FUSED_THREADS 256
 #define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
@@ -88,13 +88,24 @@ struct FusedContext {
 // block on one word, block 0 adding 2^31 - (blocks - 1) and every other block 1, so that the word's top bit flips
 // when the last block arrives and its low bits are back where they were (zero between launches). No reset and no
 // second word, so the last arrival's atomic is the only step between it and the release of every waiting block.
+//
+// Memory order (sm_70 and newer, BRAIN_GRID_BARRIER_ACQ_REL, the default): the arrival is a release at GPU scope,
+// which orders before it every write this thread has observed, the block's included (__syncthreads orders them
+// before thread 0's atomic); the wait is relaxed polls followed by one acquire-release fence, PTX's acquire
+// pattern. The alternative (0) is cooperative_groups' own: __threadfence (a sequentially consistent fence) before
+// the arrival and after the wait.
+#ifndef BRAIN_GRID_BARRIER_ACQ_REL
+#define BRAIN_GRID_BARRIER_ACQ_REL 1
+#endif
 static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
     if (threadIdx.x == 0) {
         const uint32_t add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
         uint32_t* word = &s->barrier_arrived;
-        __threadfence(); // this block's writes (ordered before by __syncthreads) before its arrival
 #if __CUDA_ARCH__ >= 700
+#if !BRAIN_GRID_BARRIER_ACQ_REL
+        __threadfence(); // this block's writes (ordered before by __syncthreads) before its arrival
+#endif
         // Relaxed polls: an acquire load would invalidate the SM's L1 on every poll; one fence after the wait does
         // it once.
         uint32_t seen, now;
@@ -102,12 +113,18 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
         do {
             asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
         } while (((seen ^ now) & 0x80000000u) == 0);
+#if BRAIN_GRID_BARRIER_ACQ_REL
+        asm volatile("fence.acq_rel.gpu;" ::: "memory"); // the other blocks' writes before this block reads them
 #else
+        __threadfence(); // the other blocks' writes before this block reads them
+#endif
+#else
+        __threadfence();
         const uint32_t seen = atomicAdd(word, add);
         while (((seen ^ *(volatile uint32_t*)word) & 0x80000000u) == 0) {
         }
+        __threadfence();
 #endif
-        __threadfence(); // the other blocks' writes before this block reads them
     }
     __syncthreads();
 }
