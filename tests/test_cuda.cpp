@@ -239,7 +239,8 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
     // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
     // warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has
     // blocks, batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output
-    // layers narrow enough to share a phase with the loss and one too wide for that.
+    // layers narrow enough to share a phase with the loss and one too wide for that, heads whose backward pass
+    // runs in the loss phase on two- and deeper networks, one with more inputs than a warp holds in registers.
     const Case cases[] = {
         {"relu mse adam",
          {70, 100, 45, 1},
@@ -297,6 +298,14 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          Optimizer::adamw(0.004f, 0.01f),
          333,
          10},
+        {"a head on 300 inputs (its rows taken through registers in chunks in the loss phase)",
+         {20, 300, 1},
+         Activation::Relu,
+         Activation::Linear,
+         Loss::MeanSquaredError,
+         Optimizer::adam(0.002f),
+         500,
+         100},
         {"one layer",
          {12, 4},
          Activation::Linear,
