@@ -299,7 +299,7 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          333,
          10},
         {"a head on 300 inputs (its rows taken through registers in chunks in the loss phase)",
-         {20, 300, 1},
+         {20, 160, 300, 1},
          Activation::Relu,
          Activation::Linear,
          Loss::MeanSquaredError,
@@ -332,9 +332,12 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             }
             cpu.fit(data, config);
             // The fused kernel as it is; with every bias gradient summed inside the weight gradient's tiles (as it
-            // is, only where the phase leaves too few blocks free for a warp per column); and with a narrow head's
-            // backward pass in a phase of its own (as it is, in the loss phase where the head allows).
-            for (const char* defines : {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0"}) {
+            // is, only where the phase leaves too few blocks free for a warp per column); with a narrow head's
+            // backward pass in a phase of its own (as it is, in the loss phase where the head allows); and with
+            // the first layer's forward product in the previous step's last phase (as it is, in a phase of its
+            // own; on "sigmoid bce adamw" and the head on 300 inputs, whose first layers have at most 32 inputs).
+            for (const char* defines :
+                 {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_NEXT_INPUT=1"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

@@ -103,6 +103,13 @@ TEST_CASE("CUDA kernel tuning defines become #define lines and bad ones are refu
         // The switches are the kernels' own: the tuned source compiles.
         CHECK_FALSE(brain::cuda::compile(tuned, brain::cuda::choose_target(9, 0)).empty());
     }
+    // Every other switch away from its default compiles too (the GPU tests and scripts/gpu-variants set them).
+    for (const char* variant :
+         {"BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_NEXT_INPUT=1", "BRAIN_GRID_BARRIER_ACQ_REL=0"}) {
+        INFO(variant);
+        brain::test::ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string(variant));
+        CHECK_FALSE(brain::cuda::compile(brain::cuda::kernel_source(), brain::cuda::choose_target(9, 0)).empty());
+    }
     for (const char* bad : {"3STAGES=1", "BRAIN TILE=2", "=4", "BRAIN_X=1\n#include <x>"}) {
         INFO("BRAIN_CUDA_KERNEL_DEFINES=" << bad);
         brain::test::ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string(bad));
