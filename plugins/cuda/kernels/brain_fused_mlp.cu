@@ -648,15 +648,6 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
     if (lane == 0) a.row_loss[r] = total;
 }
 
-// The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
-// warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
-// and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
-// With `below` (the layer under the head; fused_head_backward) the warp goes on with the row's backward pass,
-// which needs nothing from other rows: the delta of `below` (delta_out W, times the activation's derivative) and
-// the row's terms of the head's weight and bias gradients (delta_out^T input, delta_out), added into the warp's
-// slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps' slices, in a
-// fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This saves the
-// head's backward phase and its barrier too.
 #define BRAIN_FUSED_HEAD_STEPS 8 // a row of the head's input held in registers: 8 x 32 floats
 
 // The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
@@ -671,6 +662,16 @@ static __device__ __forceinline__ void head_deltas(float* delta, const float* ba
         if (q * BRAIN_WARP + lane < left)
             delta[q * BRAIN_WARP] = back[q] * brain_derivative(ACT >= 0 ? ACT : activation, z[q], x[q], param);
 }
+
+// The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
+// warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
+// and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
+// With `below` (the layer under the head, when the kernel's head_backward holds) the warp goes on with the row's
+// backward pass, which needs nothing from other rows: the delta of `below` (delta_out W, times the activation's
+// derivative) and the row's terms of the head's weight and bias gradients (delta_out^T input, delta_out), added
+// into the warp's slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps'
+// slices, in a fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This
+// saves the head's backward phase and its barrier too.
 static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
                                              const FusedOperand& input, unsigned rows, brain_u64 start,
                                              const uint32_t* batch_rows, unsigned warp, unsigned warps,
