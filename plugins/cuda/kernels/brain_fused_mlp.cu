@@ -75,14 +75,14 @@ struct FusedGemm {
     unsigned n;
     unsigned k;
     int kind;
-    const brain_fused_layer* layer; // the layer the GEMM belongs to
-    const brain_fused_layer* below; // FUSED_DELTA: the layer whose delta is written
-    bool last;                      // FUSED_FORWARD: the output layer (its activation is the loss phase's)
-    bool update;                    // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
-    bool bias;                      // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
+    const brain_fused_layer* layer;           // the layer the GEMM belongs to
+    const brain_fused_layer* below = nullptr; // FUSED_DELTA: the layer whose delta is written
+    bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
+    bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
+    bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
 #if BRAIN_FUSED_NEXT_INPUT
-    unsigned next_rows;   // layer 0's weight gradient: rows of the next batch to run layer 0 forward on, or 0
-    brain_u64 next_start; // the next batch's first position in the epoch
+    unsigned next_rows = 0;   // layer 0's weight gradient: rows of the next batch to run layer 0 forward on, or 0
+    brain_u64 next_start = 0; // the next batch's first position in the epoch
 #endif
 };
 
@@ -581,14 +581,7 @@ static __device__ FusedGemm weight_gradient_gemm(const brain_fused_epoch_args& a
     g.k = rows;
     g.kind = FUSED_WEIGHT_GRADIENT;
     g.layer = &layer;
-    g.below = nullptr;
-    g.last = false;
     g.update = update;
-    g.bias = false;
-#if BRAIN_FUSED_NEXT_INPUT
-    g.next_rows = 0;
-    g.next_start = 0;
-#endif
     return g;
 }
 
@@ -610,13 +603,6 @@ static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned
     g.kind = FUSED_DELTA;
     g.layer = &layer;
     g.below = &a.layers[l - 1];
-    g.last = false;
-    g.update = false;
-    g.bias = false;
-#if BRAIN_FUSED_NEXT_INPUT
-    g.next_rows = 0;
-    g.next_start = 0;
-#endif
     return g;
 }
 
@@ -912,14 +898,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.k = layer.inputs;
             g.kind = FUSED_FORWARD;
             g.layer = &layer;
-            g.below = nullptr;
             g.last = l + 1 == layer_count;
-            g.update = false;
-            g.bias = false;
-#if BRAIN_FUSED_NEXT_INPUT
-            g.next_rows = 0;
-            g.next_start = 0;
-#endif
             unsigned first = 0;
             fused_gemm(c, g, first, sh, fused_phase_half(g, g, false));
             grid_barrier(s);
