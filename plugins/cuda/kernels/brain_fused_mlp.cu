@@ -32,12 +32,19 @@
 #ifndef BRAIN_FUSED_HEAD_BACKWARD
 #define BRAIN_FUSED_HEAD_BACKWARD 1
 #endif
-// Whether the last phase of a step also computes the first layer's forward product for the next batch, where
-// layer 0 has at most 32 inputs and its weight gradient goes to tiles (fused_next_input), which saves the next
-// step's first phase and its barrier (1), or not (0, the default). Written in the fifth session after its last
-// GPU call: not yet measured, so off; the tests run it as a variant.
-#ifndef BRAIN_FUSED_NEXT_INPUT
-#define BRAIN_FUSED_NEXT_INPUT 0
+// How the last phase applies the optimizer to the stored gradients (every layer's but the first and the head's):
+// 0, a parameter at a time on every block; 1, BRAIN_FUSED_STORED_BATCH parameters per thread at a time, their
+// loads issued together; 2, as 1, but on the blocks past the phase's other work where they are at least a quarter
+// of the grid (fused_update_stored). A switch for measurements and tests.
+#ifndef BRAIN_FUSED_STORED_UPDATE
+#define BRAIN_FUSED_STORED_UPDATE 2
+#endif
+#define BRAIN_FUSED_STORED_BATCH 4
+// Whether each block works out the optimizer's coefficients (two double-precision powers) for up to
+// BRAIN_FUSED_THREADS steps at once, a step per thread, into a table in shared memory (1), or one thread does it at
+// the start of every step while the block waits (0). Same arithmetic, same bits. A switch for measurements.
+#ifndef BRAIN_FUSED_COEFFICIENT_TABLE
+#define BRAIN_FUSED_COEFFICIENT_TABLE 1
 #endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
@@ -80,10 +87,6 @@ struct FusedGemm {
     bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
     bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
     bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
-#if BRAIN_FUSED_NEXT_INPUT
-    unsigned next_rows = 0;   // layer 0's weight gradient: rows of the next batch to run layer 0 forward on, or 0
-    brain_u64 next_start = 0; // the next batch's first position in the epoch
-#endif
 };
 
 // What every phase needs: the arguments, this step's batch and optimizer coefficients.
@@ -199,6 +202,31 @@ static __device__ __forceinline__ void fused_update(const FusedContext& c, brain
     const brain_fused_epoch_args& a = *c.args;
     fused_update(c, i, g, a.params[i], a.state_m[i], a.optimizer == BRAIN_OPT_SGD ? 0.0f : a.state_v[i]);
 }
+#if BRAIN_FUSED_STORED_UPDATE
+// The optimizer on parameters [i, end) with stride `stride` from their stored gradients, BRAIN_FUSED_STORED_BATCH
+// at a time: all of a batch's loads ahead of its stores (which may alias them, so the compiler would not hoist
+// the next parameter's loads above this one's stores), so that a thread waits once per batch.
+static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, brain_u64 end, brain_u64 stride) {
+    const brain_fused_epoch_args& a = *c.args;
+    const bool sgd = a.optimizer == BRAIN_OPT_SGD;
+    for (; i < end; i += BRAIN_FUSED_STORED_BATCH * stride) {
+        float g[BRAIN_FUSED_STORED_BATCH], p[BRAIN_FUSED_STORED_BATCH], m[BRAIN_FUSED_STORED_BATCH],
+            v[BRAIN_FUSED_STORED_BATCH];
+#pragma unroll
+        for (unsigned u = 0; u < BRAIN_FUSED_STORED_BATCH; ++u) {
+            const brain_u64 j = min(i + u * stride, end - 1); // clamped: a repeated load, never stored
+            g[u] = a.grads[j];
+            p[u] = a.params[j];
+            m[u] = a.state_m[j];
+            v[u] = sgd ? 0.0f : a.state_v[j];
+        }
+#pragma unroll
+        for (unsigned u = 0; u < BRAIN_FUSED_STORED_BATCH; ++u)
+            if (i + u * stride < end) fused_update(c, i + u * stride, g[u], p[u], m[u], v[u]);
+    }
+}
+#endif
+
 // Parameter i's gradient g: applied at once when `update`, stored in grads for the last phase's pass otherwise.
 static __device__ __forceinline__ void fused_gradient(const FusedContext& c, brain_u64 i, float g, bool update) {
     if (update)
@@ -316,51 +344,6 @@ static __device__ __forceinline__ void fma_row(float4& c, float a, const float4&
 static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, unsigned n) {
     return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
 }
-
-#if BRAIN_FUSED_NEXT_INPUT
-// Layer 0's forward product for the next batch's rows, outputs [m0, m0 + tm), by the block whose weight-gradient
-// tile has just updated those rows of W0 and, summed in the same tile, those biases: with at most 32 inputs a
-// tile holds whole rows of W0, so nothing here waits for another block. A thread per row; W0's rows and biases
-// staged in shared memory (the tile's stages, free once its partial sums are read).
-static __device__ void fused_next_input(const FusedContext& c, const FusedGemm& g, unsigned m0, unsigned tm,
-                                        TileShared& sh) {
-    const brain_fused_epoch_args& a = *c.args;
-    const brain_fused_layer& l0 = a.layers[0];
-    const unsigned inputs = l0.inputs, outputs = l0.outputs;
-    const unsigned ms = min(tm, outputs - m0);
-    float* w = &sh.stage[0].a[0][0]; // ms x inputs
-    float* bias = w + BRAIN_TILE * BRAIN_TILE;
-    __syncthreads(); // every epilogue of the tile (the updates of W0 and b0) is done and its partial sums read
-    for (unsigned e = threadIdx.x; e < ms * inputs; e += BRAIN_FUSED_THREADS)
-        w[e] = a.params[l0.weight_offset + (brain_u64)m0 * inputs + e];
-    if (threadIdx.x < ms) bias[threadIdx.x] = a.params[l0.bias_offset + m0 + threadIdx.x];
-    __syncthreads();
-    float* const z = l0.z;
-    float* const act = l0.a;
-    const int activation = l0.activation;
-    const float param = l0.param;
-    for (unsigned r = threadIdx.x; r < g.next_rows; r += BRAIN_FUSED_THREADS) {
-        const brain_u64 p = g.next_start + r;
-        const float* x = a.features + (a.perm ? (brain_u64)a.perm[p] : p) * inputs;
-        float xs[BRAIN_TILE];
-#pragma unroll
-        for (unsigned k = 0; k < BRAIN_TILE; ++k) xs[k] = k < inputs ? x[k] : 0.0f;
-        const brain_u64 at = (brain_u64)r * outputs + m0;
-        for (unsigned m = 0; m < ms; ++m) {
-            float sum = 0.0f;
-#pragma unroll
-            for (unsigned k = 0; k < BRAIN_TILE; ++k)
-                if (k < inputs) sum += xs[k] * w[m * inputs + k];
-            const float v = sum + bias[m];
-            z[at + m] = v;
-            if (act != z)
-                act[at + m] = activation == BRAIN_ACT_RELU ? brain_activate(BRAIN_ACT_RELU, v, param)
-                                                           : brain_activate(activation, v, param);
-        }
-    }
-    __syncthreads(); // the stages are free again for the next tile's copies
-}
-#endif
 
 template <unsigned TM>
 static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
@@ -490,9 +473,6 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
             if (m0 + m < g.m && n0 + n < g.n) fused_epilogue(c, g, m0 + m, n0 + n, sum, in[q]);
         }
-#if BRAIN_FUSED_NEXT_INPUT
-        if (g.kind == FUSED_WEIGHT_GRADIENT && g.next_rows) fused_next_input(c, g, m0, TM, sh);
-#endif
     }
 }
 
@@ -810,7 +790,11 @@ static __device__ void fused_head_gradient(const FusedContext& c, unsigned first
 extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
     brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     __shared__ __align__(16) TileShared sh;
+#if BRAIN_FUSED_COEFFICIENT_TABLE
+    __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
+#else
     __shared__ float coefficients[3];
+#endif
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
     // of making a dependent round trip to global memory per element.
     __shared__ uint32_t batch_rows[BRAIN_FUSED_MAX_BATCH];
@@ -832,13 +816,6 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
     }
 
     const brain_u64 batches = (args.rows + args.batch_size - 1) / args.batch_size;
-#if BRAIN_FUSED_NEXT_INPUT
-    // Layer 0 holds whole rows of W0 in a tile (at most 32 inputs) and its weight gradient goes to tiles (not to a
-    // warp per output), and it is not the output layer.
-    const bool next_input =
-        layer_count >= 2 && args.layers[0].inputs <= BRAIN_TILE &&
-        (brain_u64)args.layers[0].outputs * args.layers[0].inputs > 2ull * gridDim.x * BRAIN_FUSED_WARPS;
-#endif
     FusedContext c;
     c.args = &args;
     for (brain_u64 b = 0; b < batches; ++b) {
@@ -855,6 +832,19 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         profile_stamp(args, b, slot);
         if (args.perm)
             for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) batch_rows[r] = args.perm[start + r];
+#if BRAIN_FUSED_COEFFICIENT_TABLE
+        // Every BRAIN_FUSED_THREADS steps (once per epoch in the benchmark's configs): a step per thread, all at
+        // once. One thread per step, ahead of everything else in it, kept the whole block waiting ~1.5 us.
+        const unsigned entry = (unsigned)(b % BRAIN_FUSED_THREADS);
+        if (entry == 0 && b + threadIdx.x < batches)
+            adam_coefficients(step0 + b + threadIdx.x + 1, args.learning_rate, args.beta1, args.beta2,
+                              args.weight_decay, args.optimizer == BRAIN_OPT_ADAMW, &coefficients[0][threadIdx.x],
+                              &coefficients[1][threadIdx.x], &coefficients[2][threadIdx.x]);
+        __syncthreads();
+        c.step_size = coefficients[0][entry];
+        c.bc2_sqrt = coefficients[1][entry];
+        c.decay = coefficients[2][entry];
+#else
         if (threadIdx.x == 0)
             adam_coefficients(step0 + b + 1, args.learning_rate, args.beta1, args.beta2, args.weight_decay,
                               args.optimizer == BRAIN_OPT_ADAMW, &coefficients[0], &coefficients[1],
@@ -863,6 +853,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         c.step_size = coefficients[0];
         c.bc2_sqrt = coefficients[1];
         c.decay = coefficients[2];
+#endif
 
         // Forward, one phase per layer: z = input W^T + b, a = activation(z); then the loss (with a narrow output
         // layer, both in one phase; the profile then shows a loss phase of zero).
@@ -872,12 +863,6 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         const bool head_backward = BRAIN_FUSED_HEAD_BACKWARD && head && args.head_partial != nullptr;
         for (unsigned l = 0; l < layer_count; ++l) {
             const brain_fused_layer& layer = args.layers[l];
-#if BRAIN_FUSED_NEXT_INPUT
-            if (l == 0 && next_input && b > 0) { // the previous step's last phase computed it
-                profile_stamp(args, b, slot);    // a phase of zero
-                continue;
-            }
-#endif
             if (head && l + 1 == layer_count) {
                 fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start, batch_rows,
                                       warp, warps, lane, head_backward ? &args.layers[l - 1] : nullptr,
@@ -930,13 +915,6 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const bool half = fused_phase_half(dw, dx, l > 0);
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, half);
-#if BRAIN_FUSED_NEXT_INPUT
-            if (l == 0 && next_input && b + 1 < batches) {
-                dw.next_start = start + args.batch_size;
-                dw.next_rows = (unsigned)min((brain_u64)args.batch_size, args.rows - dw.next_start);
-                dw.bias = true; // b0 must be updated by the block that goes on with its outputs
-            }
-#endif
             unsigned first = 0;
             fused_gemm(c, dw, first, sh, half);
             if (l > 0) fused_gemm(c, dx, first, sh, half);
@@ -965,9 +943,25 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             // The head's parameters (last in the flat array) were updated by fused_head_gradient already.
             const brain_u64 stored_end =
                 head_backward ? args.layers[layer_count - 1].weight_offset : args.parameter_count;
-            if (update && layer_count > 1)
+            if (update && layer_count > 1) {
+#if BRAIN_FUSED_STORED_UPDATE == 0
                 for (brain_u64 i = args.layers[1].weight_offset + thread; i < stored_end; i += threads)
                     fused_update(c, i, args.grads[i]);
+#else
+                // With 2: the blocks that have no tile, warp-per-output work or bias column in this phase (a tile
+                // takes longer than the whole update on the rest), where they are enough.
+                unsigned from = 0;
+#if BRAIN_FUSED_STORED_UPDATE == 2
+                const brain_u64 busy =
+                    fused_busy_blocks(dw, half) + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+                if (4 * busy <= 3ull * gridDim.x) from = (unsigned)busy;
+#endif
+                if (blockIdx.x >= from)
+                    fused_update_stored(
+                        c, args.layers[1].weight_offset + (blockIdx.x - from) * blockDim.x + threadIdx.x,
+                        stored_end, (brain_u64)(gridDim.x - from) * blockDim.x);
+#endif
+            }
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
