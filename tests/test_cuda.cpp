@@ -344,9 +344,10 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             // is, only where the phase leaves too few blocks free for a warp per column); with a narrow head's
             // backward pass in a phase of its own (as it is, in the loss phase where the head allows); and with
             // the stored gradients applied a parameter at a time on every block (as it is, four at a time on the
-            // blocks the last phase leaves free, where there are enough).
+            // blocks the last phase leaves free, where there are enough); and with 16-byte tile copies where an
+            // operand allows them (as it is, 4-byte copies; widths divisible by 4 or not in "relu mse adam").
             for (const char* defines : {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0",
-                                        "BRAIN_FUSED_STORED_UPDATE=0"}) {
+                                        "BRAIN_FUSED_STORED_UPDATE=0", "BRAIN_TILE_VECTOR_COPIES=1"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;
