@@ -312,7 +312,6 @@ static __device__ __forceinline__ void tile_copy(float* dst, const float* src, b
     *dst = valid ? *src : 0.0f;
 #endif
 }
-#if BRAIN_TILE_VECTOR_COPIES
 // Copies 4 floats from global to shared memory (both 16-byte aligned), the first bytes / 4 of them from src and
 // zeros for the rest (src is not read when bytes is 0).
 static __device__ __forceinline__ void tile_copy4(float* dst, const float* src, unsigned bytes) {
@@ -323,7 +322,6 @@ static __device__ __forceinline__ void tile_copy4(float* dst, const float* src, 
     for (unsigned i = 0; i < 4; ++i) dst[i] = 4 * i < bytes ? src[i] : 0.0f;
 #endif
 }
-#endif
 static __device__ __forceinline__ void tile_commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
@@ -380,13 +378,13 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     const unsigned tiles = tile_count(TM, g.m, g.n);
     const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
     const bool a_m_fast = g.a.cs != 1, b_n_fast = g.b.cs == 1;
-#if BRAIN_TILE_VECTOR_COPIES
-    // 16-byte copies: 4 consecutive m of A (or n of B) at one k, whose rows start 16-byte aligned.
-    const bool a_vec = a_m_fast && g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0 &&
-                       reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
-    const bool b_vec = b_n_fast && g.b.rs % 4 == 0 && reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
+    // 16-byte copies (BRAIN_TILE_VECTOR_COPIES): 4 consecutive m of A (or n of B) at one k, whose rows start
+    // 16-byte aligned; constant false when the switch is off, so that the code below folds away.
+    const bool a_vec = BRAIN_TILE_VECTOR_COPIES && a_m_fast && g.a.rs == 1 && g.a.index == nullptr &&
+                       g.a.cs % 4 == 0 && reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
+    const bool b_vec = BRAIN_TILE_VECTOR_COPIES && b_n_fast && g.b.rs % 4 == 0 &&
+                       reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
     constexpr unsigned a_quads = TM / 4, b_quads = BRAIN_TILE / 4; // float4s per k
-#endif
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
         const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
         // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
@@ -415,10 +413,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             b_in[q] = n0 + n < g.n;
             b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
         }
-#if BRAIN_TILE_VECTOR_COPIES
-        // Thread tid copies float4 tid of each chunk (A: only the first 8 TM threads): k = tid / quads, 4 (tid %
-        // quads) the m (n) of its first float; the bytes inside the product (a partial last float4 is zero-filled);
-        // the row start clamped to an aligned address inside the operand.
+        // With 16-byte copies, thread tid copies float4 tid of each chunk (A: only the first 8 TM threads): k = tid
+        // / quads, 4 (tid % quads) the m (n) of its first float; the bytes inside the product (a partial last
+        // float4 is zero-filled); the row start clamped to an aligned address inside the operand.
         unsigned a4_slot = 0, a4_k = 0, a4_bytes = 0, b4_slot = 0, b4_k = 0, b4_bytes = 0;
         const float* a4_row = g.a.p;
         const float* b4_column = g.b.p;
@@ -436,21 +433,17 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             b4_bytes = n0 + n < g.n ? 4 * min(4u, g.n - n0 - n) : 0u;
             b4_column = g.b.p + min(n0 + n, (g.n - 1) & ~3u);
         }
-#endif
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
             if (chunk < chunks) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
-#if BRAIN_TILE_VECTOR_COPIES
                 if (a_vec) {
                     const unsigned k = k0 + a4_k;
                     if (tid < 8 * TM)
                         tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
                                    k < g.k ? a4_bytes : 0u);
-                } else
-#endif
-                {
+                } else {
 #pragma unroll
                     for (unsigned q = 0; q < a_per_thread; ++q) {
                         const unsigned k = k0 + a_k[q];
@@ -458,14 +451,11 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                                   a_in[q] && k < g.k);
                     }
                 }
-#if BRAIN_TILE_VECTOR_COPIES
                 if (b_vec) {
                     const unsigned k = k0 + b4_k, kc = min(k, g.k - 1);
                     const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
                     tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
-                } else
-#endif
-                {
+                } else {
 #pragma unroll
                     for (unsigned q = 0; q < b_per_thread; ++q) {
                         const unsigned k = k0 + b_k[q], kc = min(k, g.k - 1);
