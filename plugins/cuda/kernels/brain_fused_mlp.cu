@@ -46,13 +46,13 @@
 #ifndef BRAIN_FUSED_COEFFICIENT_TABLE
 #define BRAIN_FUSED_COEFFICIENT_TABLE 1
 #endif
-// Whether a tile copies an operand that runs along the shared-memory rows (A with contiguous m: a weight
-// gradient's delta^T; B with contiguous n: a weight gradient's input, the delta product's weights), with 16-byte
-// aligned rows, by one 16-byte cp.async per 4 floats (1) instead of one per float (0, the default). The sixth
-// session's profile counted ~90 of a full tile chunk's ~250 instructions per warp in its 4-byte copies. Written
-// after the sixth session's last GPU call: not yet measured, so off; the tests run it as a variant.
+// Whether a tile copies an operand whose rows start 16-byte aligned by one 16-byte cp.async per 4 floats instead of
+// one per float: 0, never; 1, only m- or n-major operands (A with contiguous m: a weight gradient's delta^T; B
+// with contiguous n: a weight gradient's input, the delta product's weights); 2 (the default), k-major ones too
+// (the forward products' inputs and weights, the delta product's delta). The sixth session's profile counted ~90
+// of a full tile chunk's ~250 instructions per warp in its 4-byte copies. A switch for measurements and tests.
 #ifndef BRAIN_TILE_VECTOR_COPIES
-#define BRAIN_TILE_VECTOR_COPIES 0
+#define BRAIN_TILE_VECTOR_COPIES 1
 #endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
@@ -299,6 +299,7 @@ struct TileShared {
     union {
         TileStage stage[BRAIN_TILE_STAGES];
         float partial[BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS]; // the groups' sums, reusing the stages
+        float head[BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE];     // the warps' slices (fused_output_and_loss)
     };
     float bias[BRAIN_FUSED_THREADS]; // the threads' sums of A's columns (the bias gradient, FusedGemm::bias)
 };
@@ -335,27 +336,24 @@ static __device__ __forceinline__ void tile_wait() {
 #endif
 }
 
-// Where element e of a chunk (`rows` x BRAIN_TILE_K) goes: (k, m) of an operand whose rows m run along memory
-// (`m_fast`) or whose k does. A warp covers 32 consecutive m of one k (a 128-byte line; two half lines when rows
-// is 16) or 8 consecutive k of 4 rows (four 32-byte sectors); with the pitch of 36 the shared stores of the
-// latter are free of bank conflicts, those of the former nearly so.
-static __device__ __forceinline__ void tile_element(unsigned e, bool m_fast, unsigned rows, unsigned& k,
+// Where element e of a chunk (`rows` x BRAIN_TILE_K) goes: (k, m) of an operand held k-major in shared memory
+// (`k_major`: a row of 32 k per m, the operand's k running along memory) or m-major (a row of `rows` m per k, its m
+// running along memory). Either way a warp's 32 elements are consecutive in both memories: a 128-byte line (two
+// half lines when rows is 16) and shared stores free of bank conflicts.
+static __device__ __forceinline__ void tile_element(unsigned e, bool k_major, unsigned rows, unsigned& k,
                                                     unsigned& m) {
-    if (m_fast) {
+    if (k_major) {
+        m = e / BRAIN_TILE_K;
+        k = e % BRAIN_TILE_K;
+    } else {
         m = e % rows;
         k = e / rows;
-    } else {
-        const unsigned lane = e % BRAIN_WARP, w = e / BRAIN_WARP;
-        k = (w % (BRAIN_TILE_K / 8)) * 8 + lane % 8;
-        m = (w / (BRAIN_TILE_K / 8)) * 4 + lane / 8;
     }
 }
 
-static __device__ __forceinline__ void fma_row(float4& c, float a, const float4& b) {
-    c.x += a * b.x;
-    c.y += a * b.y;
-    c.z += a * b.z;
-    c.w += a * b.w;
+// Component i of v (i known at compile time after unrolling).
+static __device__ __forceinline__ float component(const float4& v, unsigned i) {
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
 // The number of tiles of TM x 32 outputs of an M x N product.
@@ -363,7 +361,10 @@ static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, u
     return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
 }
 
-template <unsigned TM>
+// AK / BK: whether A / B is held k-major in shared memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m],
+// b[k][n]): the layout along which the operand runs in global memory, fixed by the caller (forward: both k-major;
+// weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads consecutive addresses.
+template <unsigned TM, bool AK, bool BK>
 static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
     constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
     constexpr unsigned groups = BRAIN_FUSED_THREADS / group_threads;
@@ -372,19 +373,26 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     constexpr unsigned b_per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
     constexpr unsigned outputs = TM * BRAIN_TILE / BRAIN_FUSED_THREADS; // finished by each thread at the end
     static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups <= 2 * BRAIN_TILE_GROUPS, "tile shape");
+    static_assert(group_k % 4 == 0, "k-major operands are read 4 k at a time");
     const unsigned tid = threadIdx.x;
     const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
     const unsigned tiles = tile_count(TM, g.m, g.n);
     const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
-    const bool a_m_fast = g.a.cs != 1, b_n_fast = g.b.cs == 1;
-    // 16-byte copies (BRAIN_TILE_VECTOR_COPIES): 4 consecutive m of A (or n of B) at one k, whose rows start
-    // 16-byte aligned; constant false when the switch is off, so that the code below folds away.
-    const bool a_vec = BRAIN_TILE_VECTOR_COPIES && a_m_fast && g.a.rs == 1 && g.a.index == nullptr &&
-                       g.a.cs % 4 == 0 && reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
-    const bool b_vec = BRAIN_TILE_VECTOR_COPIES && b_n_fast && g.b.rs % 4 == 0 &&
-                       reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
-    constexpr unsigned a_quads = TM / 4, b_quads = BRAIN_TILE / 4; // float4s per k
+    // 16-byte copies (BRAIN_TILE_VECTOR_COPIES): 4 consecutive floats along the operand's shared rows, which must
+    // start 16-byte aligned in global memory; constant false when the switch is off, so that the code below folds
+    // away. A k-major A may be gathered through the index (its rows are), an m-major one not (its k rows are);
+    // conversely for B.
+    const bool a_aligned = reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
+    const bool b_aligned = reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
+    const bool a_vec =
+        BRAIN_TILE_VECTOR_COPIES > (AK ? 1 : 0) && a_aligned &&
+        (AK ? g.a.cs == 1 && g.a.rs % 4 == 0 : g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0);
+    const bool b_vec =
+        BRAIN_TILE_VECTOR_COPIES > (BK ? 1 : 0) && b_aligned &&
+        (BK ? g.b.rs == 1 && g.b.index == nullptr && g.b.cs % 4 == 0 : g.b.cs == 1 && g.b.rs % 4 == 0);
+    constexpr unsigned a_quads = AK ? BRAIN_TILE_K / 4 : TM / 4,
+                       b_quads = BRAIN_TILE_K / 4; // float4s per shared row
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
         const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
         // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
@@ -398,8 +406,8 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #pragma unroll
         for (unsigned q = 0; q < a_per_thread; ++q) {
             unsigned k, m;
-            tile_element(tid + BRAIN_FUSED_THREADS * q, a_m_fast, TM, k, m);
-            a_slot[q] = k * BRAIN_TILE_PITCH + m;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, AK, TM, k, m);
+            a_slot[q] = AK ? m * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + m;
             a_k[q] = k;
             a_in[q] = m0 + m < g.m;
             a_row[q] = g.a.ptr(min(m0 + m, g.m - 1), 0);
@@ -407,31 +415,46 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #pragma unroll
         for (unsigned q = 0; q < b_per_thread; ++q) {
             unsigned k, n;
-            tile_element(tid + BRAIN_FUSED_THREADS * q, b_n_fast, BRAIN_TILE, k, n);
-            b_slot[q] = k * BRAIN_TILE_PITCH + n;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, BK, BRAIN_TILE, k, n);
+            b_slot[q] = BK ? n * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + n;
             b_k[q] = k;
             b_in[q] = n0 + n < g.n;
             b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
         }
-        // With 16-byte copies, thread tid copies float4 tid of each chunk (A: only the first 8 TM threads): k = tid
-        // / quads, 4 (tid % quads) the m (n) of its first float; the bytes inside the product (a partial last
-        // float4 is zero-filled); the row start clamped to an aligned address inside the operand.
+        // With 16-byte copies, thread tid copies float4 tid of each chunk (A: the first 8 TM threads): its shared
+        // row r = tid / quads and 4 (tid % quads) the first float's place along it. An m- or n-major operand's
+        // float4 holds 4 m (n) of one k: its bytes inside the product are fixed per tile (a partial last float4 is
+        // zero-filled), its row start clamped to an aligned address inside the operand. A k-major one's holds 4 k
+        // of one m (n): its bytes depend on the chunk (16 but at the end of K).
         unsigned a4_slot = 0, a4_k = 0, a4_bytes = 0, b4_slot = 0, b4_k = 0, b4_bytes = 0;
         const float* a4_row = g.a.p;
         const float* b4_column = g.b.p;
         if (a_vec && tid < 8 * TM) {
-            const unsigned k = tid / a_quads, m = 4 * (tid % a_quads);
-            a4_slot = k * BRAIN_TILE_PITCH + m;
-            a4_k = k;
-            a4_bytes = m0 + m < g.m ? 4 * min(4u, g.m - m0 - m) : 0u;
-            a4_row = g.a.p + min(m0 + m, (g.m - 1) & ~3u);
+            const unsigned r = tid / a_quads, f = 4 * (tid % a_quads);
+            if (AK) {
+                a4_slot = r * BRAIN_TILE_PITCH + f;
+                a4_k = f;
+                a4_bytes = m0 + r < g.m ? 16u : 0u;
+                a4_row = g.a.ptr(min(m0 + r, g.m - 1), 0);
+            } else {
+                a4_slot = r * BRAIN_TILE_PITCH + f;
+                a4_k = r;
+                a4_bytes = m0 + f < g.m ? 4 * min(4u, g.m - m0 - f) : 0u;
+                a4_row = g.a.p + min(m0 + f, (g.m - 1) & ~3u);
+            }
         }
         if (b_vec) {
-            const unsigned k = tid / b_quads, n = 4 * (tid % b_quads);
-            b4_slot = k * BRAIN_TILE_PITCH + n;
-            b4_k = k;
-            b4_bytes = n0 + n < g.n ? 4 * min(4u, g.n - n0 - n) : 0u;
-            b4_column = g.b.p + min(n0 + n, (g.n - 1) & ~3u);
+            const unsigned r = tid / b_quads, f = 4 * (tid % b_quads);
+            b4_slot = r * BRAIN_TILE_PITCH + f;
+            if (BK) {
+                b4_k = f;
+                b4_bytes = n0 + r < g.n ? 16u : 0u;
+                b4_column = g.b.p + (brain_u64)min(n0 + r, g.n - 1) * g.b.cs;
+            } else {
+                b4_k = r;
+                b4_bytes = n0 + f < g.n ? 4 * min(4u, g.n - n0 - f) : 0u;
+                b4_column = g.b.p + min(n0 + f, (g.n - 1) & ~3u);
+            }
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
@@ -440,9 +463,14 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 const unsigned k0 = chunk * BRAIN_TILE_K;
                 if (a_vec) {
                     const unsigned k = k0 + a4_k;
-                    if (tid < 8 * TM)
-                        tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
-                                   k < g.k ? a4_bytes : 0u);
+                    if (tid < 8 * TM) {
+                        if (AK)
+                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (k < g.k ? k : 0u),
+                                       k < g.k ? min(a4_bytes, 4 * (g.k - k)) : 0u);
+                        else
+                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
+                                       k < g.k ? a4_bytes : 0u);
+                    }
                 } else {
 #pragma unroll
                     for (unsigned q = 0; q < a_per_thread; ++q) {
@@ -452,9 +480,15 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                     }
                 }
                 if (b_vec) {
-                    const unsigned k = k0 + b4_k, kc = min(k, g.k - 1);
-                    const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
-                    tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
+                    const unsigned k = k0 + b4_k;
+                    if (BK) {
+                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + (k < g.k ? k : 0u),
+                                   k < g.k ? min(b4_bytes, 4 * (g.k - k)) : 0u);
+                    } else {
+                        const unsigned kc = min(k, g.k - 1);
+                        const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
+                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
+                    }
                 } else {
 #pragma unroll
                     for (unsigned q = 0; q < b_per_thread; ++q) {
@@ -476,32 +510,44 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load(c, g, m, n);
         }
-        float4 acc[4] = {};
+        // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
+        // shared memory a quarter warp then reads at 8 different banks).
+        float acc[4][4] = {};
         // A weight gradient's first column of tiles also sums A (delta^T: k = batch rows, m = outputs) over k,
         // which is the bias gradient of the tile's m: thread t adds column t % TM of its k slice of each chunk, the
         // slices are added in a fixed order at the end. This saves a pass of its own over delta.
         constexpr unsigned bias_slices = BRAIN_FUSED_THREADS / TM, bias_k = BRAIN_TILE_K / bias_slices;
-        const bool bias = g.bias && n0 == 0;
+        const bool bias = !AK && g.bias && n0 == 0; // an m-major A (the weight gradient's) only
         float bias_sum = 0.0f;
         for (unsigned chunk = 0; chunk < chunks; ++chunk) {
             tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
             __syncthreads();                    // everyone's have, and the stage refilled next is no longer read
             issue(chunk + BRAIN_TILE_STAGES - 1);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
+            const unsigned k0 = group * group_k;
             // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
-            // else hides the loads' latency.
+            // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
+            // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv.
             float4 av[group_k], bv[group_k];
+            constexpr unsigned q = group_k / 4;
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
-                av[kk] = *reinterpret_cast<const float4*>(&st.a[group * group_k + kk][4 * ty]);
-                bv[kk] = *reinterpret_cast<const float4*>(&st.b[group * group_k + kk][4 * tx]);
+                av[kk] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + kk / q) * BRAIN_TILE_PITCH +
+                                                               k0 + 4 * (kk % q))
+                            : *reinterpret_cast<const float4*>(&st.a[k0 + kk][4 * ty]);
+                bv[kk] = BK ? *reinterpret_cast<const float4*>(
+                                  &st.b[0][0] + (tx + 8 * (kk / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kk % q))
+                            : *reinterpret_cast<const float4*>(&st.b[k0 + kk][4 * tx]);
             }
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
-                fma_row(acc[0], av[kk].x, bv[kk]);
-                fma_row(acc[1], av[kk].y, bv[kk]);
-                fma_row(acc[2], av[kk].z, bv[kk]);
-                fma_row(acc[3], av[kk].w, bv[kk]);
+#pragma unroll
+                for (unsigned i = 0; i < 4; ++i) {
+                    const float a = AK ? component(av[i * q + kk / 4], kk % 4) : component(av[kk], i);
+#pragma unroll
+                    for (unsigned j = 0; j < 4; ++j)
+                        acc[i][j] += a * (BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j));
+                }
             }
             if (bias) {
 #pragma unroll
@@ -512,8 +558,15 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
         float* partial = sh.partial + group * (TM * BRAIN_TILE);
 #pragma unroll
-        for (unsigned i = 0; i < 4; ++i)
-            *reinterpret_cast<float4*>(&partial[(4 * ty + i) * BRAIN_TILE + 4 * tx]) = acc[i];
+        for (unsigned i = 0; i < 4; ++i) {
+            float* row = &partial[(4 * ty + i) * BRAIN_TILE];
+            if (BK) {
+#pragma unroll
+                for (unsigned j = 0; j < 4; ++j) row[tx + 8 * j] = acc[i][j];
+            } else {
+                *reinterpret_cast<float4*>(row + 4 * tx) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            }
+        }
         if (bias) sh.bias[tid] = bias_sum;
         __syncthreads();
         if (bias && tid < TM && m0 + tid < g.m) {
@@ -565,6 +618,8 @@ static __device__ __forceinline__ bool fused_phase_half(const FusedGemm& first, 
 // Runs one GEMM over the grid, in half-height tiles when `half` (fused_phase_half). Jobs of one phase are
 // independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this one
 // keeps busy) instead of piling onto the first blocks.
+// AK, BK: the layouts of A and B in shared memory (fused_gemm_tiles).
+template <bool AK, bool BK>
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   bool half) {
     const unsigned grid = gridDim.x;
@@ -574,10 +629,10 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
         fused_gemm_warps(c, g, rank);
         busy = fused_warp_blocks(g);
     } else if (half) {
-        fused_gemm_tiles<BRAIN_TILE / 2>(c, g, rank, sh);
+        fused_gemm_tiles<BRAIN_TILE / 2, AK, BK>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
-        fused_gemm_tiles<BRAIN_TILE>(c, g, rank, sh);
+        fused_gemm_tiles<BRAIN_TILE, AK, BK>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE, g.m, g.n);
     }
     first = (unsigned)((first + busy) % grid);
@@ -923,8 +978,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const brain_fused_layer& layer = args.layers[l];
             if (head && l + 1 == layer_count) {
                 fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start, batch_rows,
-                                      warp, warps, lane, head_backward ? &args.layers[l - 1] : nullptr,
-                                      &sh.stage[0].a[0][0]);
+                                      warp, warps, lane, head_backward ? &args.layers[l - 1] : nullptr, sh.head);
                 grid_barrier(s);
                 profile_stamp(args, b, slot);
                 profile_stamp(args, b, slot);
@@ -943,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.layer = &layer;
             g.last = l + 1 == layer_count;
             unsigned first = 0;
-            fused_gemm(c, g, first, sh, fused_phase_half(g, g, false));
+            fused_gemm<true, true>(c, g, first, sh, fused_phase_half(g, g, false));
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
@@ -974,8 +1028,8 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const bool half = fused_phase_half(dw, dx, l > 0);
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, half);
             unsigned first = 0;
-            fused_gemm(c, dw, first, sh, half);
-            if (l > 0) fused_gemm(c, dx, first, sh, half);
+            fused_gemm<false, false>(c, dw, first, sh, half);
+            if (l > 0) fused_gemm<true, false>(c, dx, first, sh, half);
 
             // db, unless the tiles summed it: one warp per column, a fixed-order sum.
             const unsigned columns = dw.bias ? 0u : layer.outputs;
