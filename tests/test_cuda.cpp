@@ -344,12 +344,13 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             // is, only where the phase leaves too few blocks free for a warp per column); with a narrow head's
             // backward pass in a phase of its own (as it is, in the loss phase where the head allows); and with
             // the stored gradients applied a parameter at a time on every block (as it is, four at a time on the
-            // blocks the last phase leaves free, where there are enough); and with 4-byte tile copies only, or
-            // 16-byte ones only for operands that run along m or n (as it is, 16-byte copies wherever an operand's
-            // rows are aligned; widths divisible by 4 or not in the networks above).
+            // blocks the last phase leaves free, where there are enough); with 4-byte tile copies only, or 16-byte
+            // ones for k-major operands too (as it is, 16-byte copies for m- and n-major operands whose rows are
+            // aligned; widths divisible by 4 or not in the networks above); and with the first layer's weight
+            // gradient in tiles 8 high where its tiles are few, as in most networks above (as it is, 16 or 32).
             for (const char* defines :
                  {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
-                  "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=1"}) {
+                  "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

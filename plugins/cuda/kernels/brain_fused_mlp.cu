@@ -36,6 +36,14 @@
 // 0, a parameter at a time on every block; 1, BRAIN_FUSED_STORED_BATCH parameters per thread at a time, their
 // loads issued together; 2, as 1, but on the blocks past the phase's other work where they are at least a quarter
 // of the grid (fused_update_stored). A switch for measurements and tests.
+// Whether the last phase's weight gradient (the first layer's, the phase's only product) runs in tiles of 8 x 32
+// where four times its 32 x 32 tiles still fit in the grid (1), or at least 16 high (0, the default): seed16's and
+// x64's first layers (16 and 64 inputs) fill 16 and 32 of the grid's 132 blocks with half tiles. Measured within
+// noise of 0 (seventh session: x64 0.2 us faster, x256 0.5 slower, with 22 KB more code); a switch for
+// measurements and tests.
+#ifndef BRAIN_FUSED_QUARTER_TILES
+#define BRAIN_FUSED_QUARTER_TILES 0
+#endif
 #ifndef BRAIN_FUSED_STORED_UPDATE
 #define BRAIN_FUSED_STORED_UPDATE 2
 #endif
@@ -53,6 +61,13 @@
 // of a full tile chunk's ~250 instructions per warp in its 4-byte copies. A switch for measurements and tests.
 #ifndef BRAIN_TILE_VECTOR_COPIES
 #define BRAIN_TILE_VECTOR_COPIES 1
+#endif
+// Whether a tile's first BRAIN_TILE_STAGES - 1 chunks are queued by a loop (1, the default) or by unrolled copies
+// of the queueing code (0): each of the kernel's seven copies of the tile code (a copy per kind of product and
+// tile height) held three, 20 KB of a 265 KB kernel that stalls on instruction fetches (ncu: 8% of its warps'
+// stall samples). A switch for measurements.
+#ifndef BRAIN_TILE_PROLOGUE_LOOP
+#define BRAIN_TILE_PROLOGUE_LOOP 1
 #endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
@@ -80,16 +95,17 @@ struct FusedOperand {
     __device__ __forceinline__ float at(unsigned i, unsigned j) const { return *ptr(i, j); }
 };
 
+// The kinds of product, each with its own epilogue; a template argument of the GEMM code (fused_gemm), so that each
+// call site's copy of that code holds its own epilogue only.
 enum FusedEpilogue { FUSED_FORWARD = 0, FUSED_WEIGHT_GRADIENT = 1, FUSED_DELTA = 2 };
 
-// C (M x N) = A (M x K) B (K x N), finished by `kind`'s epilogue.
+// C (M x N) = A (M x K) B (K x N), finished by the epilogue of the kind of product the caller names.
 struct FusedGemm {
     FusedOperand a;
     FusedOperand b;
     unsigned m;
     unsigned n;
     unsigned k;
-    int kind;
     const brain_fused_layer* layer;           // the layer the GEMM belongs to
     const brain_fused_layer* below = nullptr; // FUSED_DELTA: the layer whose delta is written
     bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
@@ -172,14 +188,16 @@ struct EpilogueInputs {
     float w;
 };
 
+// KIND: the product's FusedEpilogue, fixed per call site so that each copy of the GEMM code holds one epilogue.
+template <int KIND>
 static __device__ __forceinline__ EpilogueInputs fused_epilogue_load(const FusedContext& c, const FusedGemm& g,
                                                                      unsigned m, unsigned n) {
     EpilogueInputs in = {0.0f, 0.0f, 0.0f};
     const brain_u64 at = (brain_u64)m * g.n + n;
     const brain_fused_epoch_args& a = *c.args;
-    if (g.kind == FUSED_FORWARD) {
+    if (KIND == FUSED_FORWARD) {
         in.x = a.params[g.layer->bias_offset + n];
-    } else if (g.kind == FUSED_DELTA) {
+    } else if (KIND == FUSED_DELTA) {
         in.x = g.below->z[at];
         in.y = g.below->a[at];
     } else if (g.update) {
@@ -243,15 +261,16 @@ static __device__ __forceinline__ void fused_gradient(const FusedContext& c, bra
         c.args->grads[i] = g;
 }
 
+template <int KIND>
 static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
                                                       unsigned n, float acc, const EpilogueInputs& in) {
     const brain_u64 at = (brain_u64)m * g.n + n;
-    if (g.kind == FUSED_FORWARD) {
+    if (KIND == FUSED_FORWARD) {
         const brain_fused_layer& l = *g.layer;
         const float v = acc + in.x;
         l.z[at] = v;
         if (!g.last && l.a != l.z) l.a[at] = brain_activate(l.activation, v, l.param);
-    } else if (g.kind == FUSED_WEIGHT_GRADIENT) {
+    } else if (KIND == FUSED_WEIGHT_GRADIENT) {
         const brain_u64 i = g.layer->weight_offset + at;
         if (g.update)
             fused_update(c, i, acc, in.x, in.y, in.w);
@@ -264,6 +283,7 @@ static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, con
 }
 
 // Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
+template <int KIND>
 static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& g, unsigned rank) {
     const unsigned lane = threadIdx.x % BRAIN_WARP;
     const brain_u64 warps = (brain_u64)gridDim.x * BRAIN_FUSED_WARPS;
@@ -281,11 +301,12 @@ static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& 
             sum += k < g.k ? v : 0.0f;
         }
         sum = warp_sum(sum);
-        if (lane == 0) fused_epilogue(c, g, m, n, sum, fused_epilogue_load(c, g, m, n));
+        if (lane == 0) fused_epilogue<KIND>(c, g, m, n, sum, fused_epilogue_load<KIND>(c, g, m, n));
     }
 }
 
-// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid),
+// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid,
+// or 8 for the last phase's weight gradient when it has too few to occupy a quarter: fused_phase_tile),
 // one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K, BRAIN_TILE_STAGES - 1 chunks
 // ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no registers, so many loads are in
 // flight at once: the phases are bound by the latency of loads, not by the arithmetic. Each thread holds a 4 x 4
@@ -361,19 +382,22 @@ static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, u
     return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
 }
 
-// AK / BK: whether A / B is held k-major in shared memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m],
-// b[k][n]): the layout along which the operand runs in global memory, fixed by the caller (forward: both k-major;
-// weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads consecutive addresses.
-template <unsigned TM, bool AK, bool BK>
+// KIND: the product's FusedEpilogue, which fixes the layouts too. AK / BK: whether A / B is held k-major in shared
+// memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m], b[k][n]), the way the operand runs in global memory
+// (forward: both k-major; weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads
+// consecutive addresses.
+template <unsigned TM, int KIND>
 static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
+    constexpr bool AK = KIND != FUSED_WEIGHT_GRADIENT, BK = KIND == FUSED_FORWARD;
     constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
     constexpr unsigned groups = BRAIN_FUSED_THREADS / group_threads;
     constexpr unsigned group_k = BRAIN_TILE_K / groups;
     constexpr unsigned a_per_thread = BRAIN_TILE_K * TM / BRAIN_FUSED_THREADS;
     constexpr unsigned b_per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
     constexpr unsigned outputs = TM * BRAIN_TILE / BRAIN_FUSED_THREADS; // finished by each thread at the end
-    static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups <= 2 * BRAIN_TILE_GROUPS, "tile shape");
-    static_assert(group_k % 4 == 0, "k-major operands are read 4 k at a time");
+    static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
+                  "tile shape");
+    static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
     const unsigned tid = threadIdx.x;
     const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
@@ -501,14 +525,18 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             tile_commit();
         };
         __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
+#if BRAIN_TILE_PROLOGUE_LOOP
+#pragma unroll 1
+#else
 #pragma unroll
+#endif
         for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
         // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
         EpilogueInputs in[outputs];
 #pragma unroll
         for (unsigned q = 0; q < outputs; ++q) {
             const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
-            if (m < g.m && n < g.n) in[q] = fused_epilogue_load(c, g, m, n);
+            if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
         }
         // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
         // shared memory a quarter warp then reads at 8 different banks).
@@ -582,7 +610,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             float sum = sh.partial[e];
 #pragma unroll
             for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
-            if (m0 + m < g.m && n0 + n < g.n) fused_epilogue(c, g, m0 + m, n0 + n, sum, in[q]);
+            if (m0 + m < g.m && n0 + n < g.n) fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
         }
     }
 }
@@ -597,42 +625,50 @@ static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g)
                                : 0u;
 }
 // The blocks a GEMM keeps busy (more than the grid when it takes several rounds): its warps' blocks, or its tiles
-// of height 16 (`half`) or 32. fused_gemm keeps its own copy beside each branch: through this helper ptxas orders
-// the kernel differently, and only the present form has been measured.
-static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, bool half) {
-    return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(half ? BRAIN_TILE / 2 : BRAIN_TILE, g.m, g.n);
+// of height tm. fused_gemm keeps its own copy beside each branch: through this helper ptxas orders the kernel
+// differently, and only the present form has been measured.
+static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, unsigned tm) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(tm, g.m, g.n);
 }
-// What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles doubled (the half tiles it would
-// take), or the blocks its warp-per-output work keeps busy.
-static __device__ __forceinline__ brain_u64 fused_half_blocks(const FusedGemm& g) {
-    return fused_uses_warps(g) ? fused_warp_blocks(g) : 2ull * tile_count(BRAIN_TILE, g.m, g.n);
+// What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles times `factor` (the tiles of
+// height 32 / factor it would take), or the blocks its warp-per-output work keeps busy.
+static __device__ __forceinline__ brain_u64 fused_tile_blocks(const FusedGemm& g, unsigned factor) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : (brain_u64)factor * tile_count(BRAIN_TILE, g.m, g.n);
 }
-// Whether a phase's GEMMs (`second` only `with_second`) run in half-height tiles: when their 32 x 32 tiles,
-// doubled, and the blocks their warp-per-output work keeps busy still fit in the grid; with more tiles than that,
-// two half tiles per block were measured slower than one full tile.
-static __device__ __forceinline__ bool fused_phase_half(const FusedGemm& first, const FusedGemm& second,
-                                                        bool with_second) {
-    return fused_half_blocks(first) + (with_second ? fused_half_blocks(second) : 0) <= gridDim.x;
+// The tile height of a phase's GEMMs (`second` only `with_second`): 16 when their 32 x 32 tiles, doubled, and the
+// blocks their warp-per-output work keeps busy still fit in the grid (with more tiles than that, two half tiles
+// per block were measured slower than one full tile); for a phase of one weight gradient (`quarter`), 8 when its
+// tiles times four fit (BRAIN_FUSED_QUARTER_TILES); 32 otherwise.
+static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& first, const FusedGemm& second,
+                                                            bool with_second, bool quarter) {
+    if (BRAIN_FUSED_QUARTER_TILES && quarter && !with_second && fused_tile_blocks(first, 4) <= gridDim.x)
+        return BRAIN_TILE / 4;
+    return fused_tile_blocks(first, 2) + (with_second ? fused_tile_blocks(second, 2) : 0) <= gridDim.x
+               ? BRAIN_TILE / 2
+               : BRAIN_TILE;
 }
 
-// Runs one GEMM over the grid, in half-height tiles when `half` (fused_phase_half). Jobs of one phase are
-// independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this one
-// keeps busy) instead of piling onto the first blocks.
-// AK, BK: the layouts of A and B in shared memory (fused_gemm_tiles).
-template <bool AK, bool BK>
+// Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile; 8 only where QUARTER). Jobs of one phase
+// are independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this
+// one keeps busy) instead of piling onto the first blocks.
+// KIND: the product's FusedEpilogue (fused_gemm_tiles).
+template <int KIND, bool QUARTER = false>
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
-                                  bool half) {
+                                  unsigned tm) {
     const unsigned grid = gridDim.x;
     const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
     brain_u64 busy;
     if (fused_uses_warps(g)) {
-        fused_gemm_warps(c, g, rank);
+        fused_gemm_warps<KIND>(c, g, rank);
         busy = fused_warp_blocks(g);
-    } else if (half) {
-        fused_gemm_tiles<BRAIN_TILE / 2, AK, BK>(c, g, rank, sh);
+    } else if (QUARTER && BRAIN_FUSED_QUARTER_TILES && tm == BRAIN_TILE / 4) {
+        if constexpr (QUARTER && BRAIN_FUSED_QUARTER_TILES) fused_gemm_tiles<BRAIN_TILE / 4, KIND>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE / 4, g.m, g.n);
+    } else if (tm == BRAIN_TILE / 2) {
+        fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
-        fused_gemm_tiles<BRAIN_TILE, AK, BK>(c, g, rank, sh);
+        fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE, g.m, g.n);
     }
     first = (unsigned)((first + busy) % grid);
@@ -672,7 +708,6 @@ static __device__ FusedGemm weight_gradient_gemm(const brain_fused_epoch_args& a
     g.m = layer.outputs;
     g.n = layer.inputs;
     g.k = rows;
-    g.kind = FUSED_WEIGHT_GRADIENT;
     g.layer = &layer;
     g.update = update;
     return g;
@@ -693,21 +728,20 @@ static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned
     g.m = rows;
     g.n = layer.inputs;
     g.k = layer.outputs;
-    g.kind = FUSED_DELTA;
     g.layer = &layer;
     g.below = &a.layers[l - 1];
     return g;
 }
 
-// Whether a phase's weight gradient (tiles of height `half`, beside `other` when `with_other`) sums its bias
+// Whether a phase's weight gradient (tiles of height tm, beside `other` when `with_other`) sums its bias
 // gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns.
 // A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it (measured:
 // x256's last phase 9.6 -> 8.1 us in the tiles, seed16's 6.9 -> 7.9 us, where 116 blocks are free).
 static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
-                                           bool half) {
+                                           unsigned tm) {
     if (fused_uses_warps(dw)) return false;
 #if BRAIN_FUSED_BIAS_IN_TILES == 2
-    const brain_u64 busy = fused_busy_blocks(dw, half) + (with_other ? fused_busy_blocks(other, half) : 0);
+    const brain_u64 busy = fused_busy_blocks(dw, tm) + (with_other ? fused_busy_blocks(other, tm) : 0);
     const brain_u64 free = busy < gridDim.x ? gridDim.x - busy : 0;
     return free * BRAIN_FUSED_WARPS < dw.m;
 #else
@@ -993,11 +1027,10 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.m = rows;
             g.n = layer.outputs;
             g.k = layer.inputs;
-            g.kind = FUSED_FORWARD;
             g.layer = &layer;
             g.last = l + 1 == layer_count;
             unsigned first = 0;
-            fused_gemm<true, true>(c, g, first, sh, fused_phase_half(g, g, false));
+            fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false, false));
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
@@ -1025,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const bool update = l == 0;
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             const FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
-            const bool half = fused_phase_half(dw, dx, l > 0);
-            dw.bias = fused_bias_in_tiles(dw, dx, l > 0, half);
+            const unsigned tm = fused_phase_tile(dw, dx, l > 0, true);
+            dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
             unsigned first = 0;
-            fused_gemm<false, false>(c, dw, first, sh, half);
-            if (l > 0) fused_gemm<true, false>(c, dx, first, sh, half);
+            fused_gemm<FUSED_WEIGHT_GRADIENT, true>(c, dw, first, sh, tm);
+            if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
 
             // db, unless the tiles summed it: one warp per column, a fixed-order sum.
             const unsigned columns = dw.bias ? 0u : layer.outputs;
@@ -1065,7 +1098,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 unsigned from = 0;
 #if BRAIN_FUSED_STORED_UPDATE == 2
                 const brain_u64 busy =
-                    fused_busy_blocks(dw, half) + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+                    fused_busy_blocks(dw, tm) + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
                 if (4 * busy <= 3ull * gridDim.x) from = (unsigned)busy;
 #endif
                 if (blockIdx.x >= from)
