@@ -306,15 +306,16 @@ static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& 
 }
 
 // Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid,
-// or 8 for the last phase's weight gradient when it has too few to occupy a quarter: fused_phase_tile),
-// one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K, BRAIN_TILE_STAGES - 1 chunks
-// ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no registers, so many loads are in
-// flight at once: the phases are bound by the latency of loads, not by the arithmetic. Each thread holds a 4 x 4
-// block of outputs; the block's threads form groups of TM * 2 that split each chunk's K, and the groups' partial
-// sums are added in a fixed order at the end.
+// or 8 for the last phase's weight gradient when it has too few to occupy a quarter, BRAIN_FUSED_QUARTER_TILES:
+// fused_phase_tile), one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K,
+// BRAIN_TILE_STAGES - 1 chunks ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no
+// registers, so many loads are in flight at once (measured: fewer stages are no slower; what bounds a tile is each
+// warp's dependent instruction stream, docs/performance.md). Each thread holds a 4 x 4 block of outputs; the
+// block's threads form groups of TM * 2 that split each chunk's K, and the groups' partial sums are added in a
+// fixed order at the end.
 struct TileStage {
-    float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m]
-    float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n]
+    float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m] or, k-major, a[m][k] (fused_gemm_tiles)
+    float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n] or, k-major, b[n][k]
 };
 struct TileShared {
     union {
