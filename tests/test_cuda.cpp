@@ -315,6 +315,14 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          Optimizer::adam(0.01f),
          600,
          2},
+        {"tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
+         {12, 48, 72, 1},
+         Activation::Tanh,
+         Activation::Sigmoid,
+         Loss::BinaryCrossEntropy,
+         Optimizer::adam(0.003f),
+         480,
+         96},
         {"one layer",
          {12, 4},
          Activation::Linear,
@@ -347,10 +355,13 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             // blocks the last phase leaves free, where there are enough); with 4-byte tile copies only, or 16-byte
             // ones for k-major operands too (as it is, 16-byte copies for m- and n-major operands whose rows are
             // aligned; widths divisible by 4 or not in the networks above); and with the first layer's weight
-            // gradient in tiles 8 high where its tiles are few, as in most networks above (as it is, 16 or 32).
+            // gradient in tiles 8 high where its tiles are few, as in most networks above (as it is, 16 or 32);
+            // and with a one-output head folded into the phases beside it (as it is, a loss phase of its own;
+            // four networks above fold: three or more layers, one output, the layer below in tiles).
             for (const char* defines :
                  {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
-                  "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1"}) {
+                  "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1",
+                  "BRAIN_FUSED_FOLDED_HEAD=1"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

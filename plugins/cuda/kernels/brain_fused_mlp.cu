@@ -47,6 +47,20 @@
 #ifndef BRAIN_FUSED_STORED_UPDATE
 #define BRAIN_FUSED_STORED_UPDATE 2
 #endif
+// Whether a one-output head folds into the phases beside it (1) instead of taking a loss phase of its own (0, the
+// default: written after the seventh session's last device call, not yet run). Its dL/dz is a number per row, so
+// the delta of the layer below is that number times g = W_head[j] act'(z, a), which the forward phase of the layer
+// below can store with its outputs, together with each tile's share of the head's dot products. The first backward
+// phase then works out every row's dL/dz from those shares in each block (BRAIN_FUSED_FOLD_ROWS rows at most, in
+// shared memory), scales the weight gradient's operand and the delta product's rows by it, and computes the head's
+// gradient in row slices, which the next phase adds up and applies: one phase and one grid barrier fewer per step.
+// Only for networks of three or more layers, a head without softmax, losses but categorical cross-entropy, and a
+// layer below whose forward product goes to tiles. A switch for measurements and tests.
+#ifndef BRAIN_FUSED_FOLDED_HEAD
+#define BRAIN_FUSED_FOLDED_HEAD 0
+#endif
+#define BRAIN_FUSED_FOLD_ROWS 256
+#define BRAIN_FUSED_FOLD_SHARES 32 // the most row slices of a folded head's gradient
 #define BRAIN_FUSED_STORED_BATCH 4
 // Whether each block works out the optimizer's coefficients (two double-precision powers) for up to
 // BRAIN_FUSED_THREADS steps at once, a step per thread, into a table in shared memory (1), or one thread does it at
@@ -111,6 +125,14 @@ struct FusedGemm {
     bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
     bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
     bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
+    // A folded head (BRAIN_FUSED_FOLDED_HEAD). FUSED_WEIGHT_GRADIENT: A(m, k) times scale[k]; FUSED_DELTA: output
+    // row m times scale[m] (the rows' dL/dz of the head, in shared memory).
+    const float* scale = nullptr;
+    // FUSED_FORWARD of the layer below a folded head: the head's weights (g = head_w[n] act'(z, a) goes to the
+    // layer's delta) and where each tile's dot products with them go (head_dots[m * head_tiles + n / 32]).
+    const float* head_w = nullptr;
+    float* head_dots = nullptr;
+    unsigned head_tiles = 0;
 };
 
 // What every phase needs: the arguments, this step's batch and optimizer coefficients.
@@ -197,6 +219,7 @@ static __device__ __forceinline__ EpilogueInputs fused_epilogue_load(const Fused
     const brain_fused_epoch_args& a = *c.args;
     if (KIND == FUSED_FORWARD) {
         in.x = a.params[g.layer->bias_offset + n];
+        if (g.head_w) in.y = g.head_w[n];
     } else if (KIND == FUSED_DELTA) {
         in.x = g.below->z[at];
         in.y = g.below->a[at];
@@ -261,15 +284,24 @@ static __device__ __forceinline__ void fused_gradient(const FusedContext& c, bra
         c.args->grads[i] = g;
 }
 
+// Returns the output's term of a folded head's dot product (FusedGemm::head_w), zero otherwise.
 template <int KIND>
-static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
-                                                      unsigned n, float acc, const EpilogueInputs& in) {
+static __device__ __forceinline__ float fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
+                                                       unsigned n, float acc, const EpilogueInputs& in) {
     const brain_u64 at = (brain_u64)m * g.n + n;
     if (KIND == FUSED_FORWARD) {
         const brain_fused_layer& l = *g.layer;
         const float v = acc + in.x;
         l.z[at] = v;
-        if (!g.last && l.a != l.z) l.a[at] = brain_activate(l.activation, v, l.param);
+        float activated = v;
+        if (!g.last && l.a != l.z) {
+            activated = brain_activate(l.activation, v, l.param);
+            l.a[at] = activated;
+        }
+        if (g.head_w) {
+            l.delta[at] = brain_derivative(l.activation, v, activated, l.param) * in.y;
+            return activated * in.y;
+        }
     } else if (KIND == FUSED_WEIGHT_GRADIENT) {
         const brain_u64 i = g.layer->weight_offset + at;
         if (g.update)
@@ -278,8 +310,10 @@ static __device__ __forceinline__ void fused_epilogue(const FusedContext& c, con
             c.args->grads[i] = acc;
     } else {
         const brain_fused_layer& l = *g.below;
+        if (g.scale) acc *= g.scale[m];
         l.delta[at] = acc * brain_derivative(l.activation, in.x, in.y, l.param);
     }
+    return 0.0f;
 }
 
 // Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
@@ -297,7 +331,8 @@ static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& 
 #pragma unroll 4
         for (unsigned step = 0; step < steps; ++step) {
             const unsigned k = step * BRAIN_WARP + lane, kc = min(k, g.k - 1);
-            const float v = g.a.at(m, kc) * g.b.at(kc, n);
+            float v = g.a.at(m, kc) * g.b.at(kc, n);
+            if (KIND == FUSED_WEIGHT_GRADIENT && g.scale) v *= g.scale[kc];
             sum += k < g.k ? v : 0.0f;
         }
         sum = warp_sum(sum);
@@ -550,7 +585,29 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         float bias_sum = 0.0f;
         for (unsigned chunk = 0; chunk < chunks; ++chunk) {
             tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
-            __syncthreads();                    // everyone's have, and the stage refilled next is no longer read
+            if (KIND == FUSED_WEIGHT_GRADIENT && g.scale) {
+                // A folded head's weight gradient: each thread scales the elements of A it copied itself (its own
+                // copies are visible to it after the wait; the others' reads come after the barrier below) by
+                // the dL/dz of their row k, so that the multiply-adds and the bias sum see delta itself.
+                float* sa = &sh.stage[chunk % BRAIN_TILE_STAGES].a[0][0];
+                const unsigned k0 = chunk * BRAIN_TILE_K;
+                if (a_vec) {
+                    const unsigned k = k0 + a4_k;
+                    if (tid < 8 * TM && k < g.k) {
+                        float4& v = *reinterpret_cast<float4*>(sa + a4_slot);
+                        const float f = g.scale[k];
+                        v.x *= f;
+                        v.y *= f;
+                        v.z *= f;
+                        v.w *= f;
+                    }
+                } else {
+#pragma unroll
+                    for (unsigned q = 0; q < a_per_thread; ++q)
+                        if (k0 + a_k[q] < g.k) sa[a_slot[q]] *= g.scale[k0 + a_k[q]];
+                }
+            }
+            __syncthreads(); // everyone's have, and the stage refilled next is no longer read
             issue(chunk + BRAIN_TILE_STAGES - 1);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
             const unsigned k0 = group * group_k;
@@ -611,7 +668,14 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             float sum = sh.partial[e];
 #pragma unroll
             for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
-            if (m0 + m < g.m && n0 + n < g.n) fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
+            float dot = 0.0f;
+            if (m0 + m < g.m && n0 + n < g.n) dot = fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
+            if (KIND == FUSED_FORWARD && g.head_dots) {
+                // A warp holds one row of the tile: its share of the folded head's dot product, in lane order.
+                dot = warp_sum(dot);
+                if (tid % BRAIN_WARP == 0 && m0 + m < g.m)
+                    g.head_dots[(brain_u64)(m0 + m) * g.head_tiles + n0 / BRAIN_TILE] = dot;
+            }
         }
     }
 }
@@ -916,23 +980,74 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     }
 }
 
-// The head's gradient from the blocks' shares (fused_output_and_loss), added in block order, and the optimizer
-// step on the head's parameters at once (nothing reads them until the next step's loss phase). A thread per
-// parameter, on the blocks from `first` on.
-static __device__ void fused_head_gradient(const FusedContext& c, unsigned first, unsigned rows) {
+// The head's gradient from `shares` shares (the blocks' of fused_output_and_loss, or a folded head's row slices,
+// fold_head_shares) at `partial`, added in order, and the optimizer step on the head's parameters at once (nothing
+// reads them until the next step's loss phase, or a folded head's forward phase below). A thread per parameter, on
+// the blocks from `first` on.
+static __device__ void fused_head_gradient(const FusedContext& c, unsigned first, unsigned shares,
+                                           const float* partial) {
     const brain_fused_epoch_args& a = *c.args;
     const brain_fused_layer& out = a.layers[a.layer_count - 1];
     const unsigned inputs = out.inputs, width = out.outputs * (inputs + 1);
-    const unsigned shares = min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS);
     const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
     for (unsigned e = rank * BRAIN_FUSED_THREADS + threadIdx.x; e < width; e += gridDim.x * BRAIN_FUSED_THREADS) {
         float sum = 0.0f;
 #pragma unroll 8
-        for (unsigned q = 0; q < shares; ++q) sum += a.head_partial[(brain_u64)q * width + e];
+        for (unsigned q = 0; q < shares; ++q) sum += partial[(brain_u64)q * width + e];
         const unsigned n = e / (inputs + 1), j = e - n * (inputs + 1);
         fused_update(c, j < inputs ? out.weight_offset + (brain_u64)n * inputs + j : out.bias_offset + n, sum);
     }
 }
+
+#if BRAIN_FUSED_FOLDED_HEAD
+// A folded head (BRAIN_FUSED_FOLDED_HEAD): every batch row's dL/dz into dl (shared memory), a row per thread, from
+// the head's bias and the shares of its dot product that the forward phase below left in dots (rows x tiles, added
+// in tile order) and the row's target, by the per-element functions of output_loss_lane. On `loss_block` also
+// the rows' losses (row_loss) and the batch's (add_batch_loss). Every thread of the block calls it; it ends with a
+// barrier of the block.
+static __device__ void fold_head_rows(const FusedContext& c, unsigned rows, brain_u64 start,
+                                      const uint32_t* batch_rows, const float* dots, unsigned tiles, float* dl,
+                                      bool loss_block, int batch) {
+    const brain_fused_epoch_args& a = *c.args;
+    const brain_fused_layer& out = a.layers[a.layer_count - 1];
+    const unsigned r = threadIdx.x;
+    if (r < rows) {
+        const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+        const float t = a.targets[row];
+        float sum = 0.0f;
+        for (unsigned q = 0; q < tiles; ++q) sum += dots[(brain_u64)r * tiles + q];
+        const float z = sum + a.params[out.bias_offset];
+        const float scale = loss_scale(a.loss, rows, 1);
+        const float activated = brain_activate(out.activation, z, out.param);
+        dl[r] = loss_delta(a.loss, out.activation, z, activated, t, scale, out.param);
+        if (loss_block) a.row_loss[r] = (float)loss_term(a.loss, z, activated, t, 0.0) * scale;
+    }
+    if (loss_block) add_batch_loss(a.scalars, a.row_loss, rows, batch); // each thread reads the row it stored
+    __syncthreads();
+}
+
+// A folded head's gradient in `shares` row slices (dL/dW_head[j] = sum over rows of dl[r] a_below[r][j], the bias's
+// the sum of dl), slice s to partial[s * (inputs + 1) ...], a thread per parameter, on the blocks from `first` on;
+// fused_head_gradient adds the slices up in the next phase.
+static __device__ void fold_head_shares(const FusedContext& c, unsigned first, unsigned rows, unsigned shares,
+                                        const float* dl, float* partial) {
+    const brain_fused_epoch_args& a = *c.args;
+    const brain_fused_layer& out = a.layers[a.layer_count - 1];
+    const float* below = a.layers[a.layer_count - 2].a;
+    const unsigned inputs = out.inputs, width = inputs + 1, slice = (rows + shares - 1) / shares;
+    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+    for (unsigned q = rank; q < shares; q += gridDim.x) {
+        const unsigned r0 = q * slice, r1 = min(rows, r0 + slice);
+        for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
+            float sum = 0.0f;
+#pragma unroll 8
+            for (unsigned r = r0; r < r1; ++r)
+                sum += (e < inputs ? below[(brain_u64)r * inputs + e] : 1.0f) * dl[r];
+            partial[(brain_u64)q * width + e] = sum;
+        }
+    }
+}
+#endif
 
 // One block per SM (the grid the plugin launches), so each thread may have all of its share of the registers.
 extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
@@ -946,6 +1061,10 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
     // of making a dependent round trip to global memory per element.
     __shared__ uint32_t batch_rows[BRAIN_FUSED_MAX_BATCH];
+#if BRAIN_FUSED_FOLDED_HEAD
+    __shared__ float head_dl[BRAIN_FUSED_FOLD_ROWS]; // a folded head's dL/dz per batch row (fold_head_rows)
+    unsigned fold_shares = 0;                        // the row slices of its gradient (fold_head_shares)
+#endif
     brain_cuda_scalars* s = args.scalars;
     const unsigned layer_count = args.layer_count;
     // Read before any block can change them: block 0 writes both only after the epoch's last barrier.
@@ -1009,12 +1128,32 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
         // The plugin sets head_partial only for a head of a network of two or more layers whose gradient fits a
         // warp's slice (BRAIN_FUSED_HEAD_SLICE).
         const bool head_backward = BRAIN_FUSED_HEAD_BACKWARD && head && args.head_partial != nullptr;
+        // A folded head (BRAIN_FUSED_FOLDED_HEAD): head_partial holds the head's dot-product shares (rows x
+        // fold_tiles) and then its gradient's row slices, where both fit.
+#if BRAIN_FUSED_FOLDED_HEAD
+        const brain_fused_layer& out_layer = args.layers[layer_count - 1];
+        const unsigned below_width = args.layers[layer_count > 1 ? layer_count - 2 : 0].outputs;
+        const unsigned fold_tiles = (below_width + BRAIN_TILE - 1) / BRAIN_TILE;
+        float* const fold_slices = args.head_partial + (brain_u64)BRAIN_FUSED_FOLD_ROWS * fold_tiles;
+        const bool fold = head_backward && layer_count >= 3 && out_layer.outputs == 1 &&
+                          out_layer.activation != BRAIN_ACT_SOFTMAX &&
+                          args.loss != BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && rows <= BRAIN_FUSED_FOLD_ROWS &&
+                          (brain_u64)rows * below_width > 2ull * gridDim.x * BRAIN_FUSED_WARPS &&
+                          (brain_u64)BRAIN_FUSED_FOLD_ROWS * fold_tiles +
+                                  (brain_u64)BRAIN_FUSED_FOLD_SHARES * (below_width + 1) <=
+                              (brain_u64)gridDim.x * (below_width + 1);
+#else
+        const bool fold = false;
+#endif
         for (unsigned l = 0; l < layer_count; ++l) {
             const brain_fused_layer& layer = args.layers[l];
             if (head && l + 1 == layer_count) {
-                fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start, batch_rows,
-                                      warp, warps, lane, head_backward ? &args.layers[l - 1] : nullptr, sh.head);
-                grid_barrier(s);
+                if (!fold) { // a folded head has no phase of its own (the profile shows it as zero)
+                    fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start,
+                                          batch_rows, warp, warps, lane,
+                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head);
+                    grid_barrier(s);
+                }
                 profile_stamp(args, b, slot);
                 profile_stamp(args, b, slot);
                 break;
@@ -1030,6 +1169,13 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             g.k = layer.inputs;
             g.layer = &layer;
             g.last = l + 1 == layer_count;
+#if BRAIN_FUSED_FOLDED_HEAD
+            if (fold && l + 2 == layer_count) { // the layer below a folded head
+                g.head_w = args.params + out_layer.weight_offset;
+                g.head_dots = args.head_partial;
+                g.head_tiles = fold_tiles;
+            }
+#endif
             unsigned first = 0;
             fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false, false));
             grid_barrier(s);
@@ -1058,9 +1204,21 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             const brain_fused_layer& layer = args.layers[l];
             const bool update = l == 0;
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
-            const FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
+            FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const unsigned tm = fused_phase_tile(dw, dx, l > 0, true);
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
+            // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
+            // block also the batch's loss), which scales this layer's delta wherever it is read.
+            const float* fold_scale = nullptr;
+#if BRAIN_FUSED_FOLDED_HEAD
+            if (fold && l == top) {
+                fold_head_rows(c, rows, start, batch_rows, args.head_partial, fold_tiles, head_dl,
+                               blockIdx.x + 1 == gridDim.x, (int)b);
+                fold_scale = head_dl;
+                dw.scale = head_dl;
+                dx.scale = head_dl;
+            }
+#endif
             unsigned first = 0;
             fused_gemm<FUSED_WEIGHT_GRADIENT, true>(c, dw, first, sh, tm);
             if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
@@ -1071,20 +1229,43 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             for (unsigned j = bias_warp; j < columns; j += warps) {
                 float sum = 0.0f;
 #pragma unroll 4
-                for (unsigned r = lane; r < rows; r += BRAIN_WARP)
-                    sum += layer.delta[(brain_u64)r * layer.outputs + j];
+                for (unsigned r = lane; r < rows; r += BRAIN_WARP) {
+                    float d = layer.delta[(brain_u64)r * layer.outputs + j];
+                    if (fold_scale) d *= fold_scale[r];
+                    sum += d;
+                }
                 sum = warp_sum(sum);
                 if (lane == 0) fused_gradient(c, layer.bias_offset + j, sum, update);
             }
             // The head's gradient, then the batch's loss, each on the blocks past the phase's other work (a
-            // block-wide sum ahead of a tile was measured to lengthen the phase by a microsecond).
+            // block-wide sum ahead of a tile was measured to lengthen the phase by a microsecond). A folded head's
+            // gradient is computed here in row slices, on as many blocks as the phase leaves free (4 to
+            // BRAIN_FUSED_FOLD_SHARES), and added up and applied in the next phase.
             unsigned next = first + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
-            if (head_backward && l == top) {
-                fused_head_gradient(c, next, rows);
-                const brain_fused_layer& out = args.layers[layer_count - 1];
-                next += (out.outputs * (out.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+#if BRAIN_FUSED_FOLDED_HEAD
+            if (fold && l == top) {
+                const brain_u64 busy = fused_busy_blocks(dw, tm) + fused_busy_blocks(dx, tm) +
+                                       (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+                const unsigned free = busy < gridDim.x ? gridDim.x - (unsigned)busy : 0u;
+                fold_shares = min(min(max(free, 4u), (unsigned)BRAIN_FUSED_FOLD_SHARES), rows);
+                fold_head_shares(c, next, rows, fold_shares, head_dl, fold_slices);
+                next += fold_shares;
             }
-            if (l == top && blockIdx.x == next % gridDim.x) add_batch_loss(s, args.row_loss, rows, (int)b);
+#endif
+            unsigned head_blocks = 0;
+            if (head_backward && l + (fold ? 1 : 0) == top) {
+#if BRAIN_FUSED_FOLDED_HEAD
+                if (fold)
+                    fused_head_gradient(c, next, fold_shares, fold_slices);
+                else
+#endif
+                    fused_head_gradient(c, next, min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS),
+                                        args.head_partial);
+                const brain_fused_layer& out = args.layers[layer_count - 1];
+                head_blocks = (out.outputs * (out.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+                next += head_blocks;
+            }
+            if (!fold && l == top && blockIdx.x == next % gridDim.x) add_batch_loss(s, args.row_loss, rows, (int)b);
 
             // The head's parameters (last in the flat array) were updated by fused_head_gradient already.
             const brain_u64 stored_end =
@@ -1098,8 +1279,9 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 // takes longer than the whole update on the rest), where they are enough.
                 unsigned from = 0;
 #if BRAIN_FUSED_STORED_UPDATE == 2
-                const brain_u64 busy =
-                    fused_busy_blocks(dw, tm) + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+                const brain_u64 busy = fused_busy_blocks(dw, tm) +
+                                       (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS +
+                                       (fold ? head_blocks : 0u);
                 if (4 * busy <= 3ull * gridDim.x) from = (unsigned)busy;
 #endif
                 if (blockIdx.x >= from)
