@@ -21,7 +21,7 @@ using u64 = unsigned long long; // the kernels' 64-bit parameter type
 
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned rows_per_warp_block = threads_per_block / 32;
-constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/brain_fused_mlp.cu
+constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/brain_fused_gemm.cu
 // The auto choice of the fused epoch (fused_epoch_pays): no layer wider than this, and at most this many
 // multiply-adds per optimizer step.
 constexpr std::size_t fused_max_width = 1024;

@@ -114,8 +114,11 @@ std::string kernel_source() {
             source += '\n';
         }
     }
-    // The fused epoch kernel uses the per-operation kernels' device functions, so it comes second.
+    // The fused epoch kernel uses the per-operation kernels' device functions and runs the products of
+    // brain_fused_gemm.cu, so they come in this order.
     source += embedded::kernels;
+    source += "\n";
+    source += embedded::fused_gemm;
     source += "\n";
     source += embedded::fused_kernels;
     if (const char* suffix = std::getenv("BRAIN_CUDA_TEST_KERNEL_SUFFIX")) {

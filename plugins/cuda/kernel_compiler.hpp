@@ -23,8 +23,9 @@ struct Target {
 // below it, as PTX (a GPU newer than the toolkit). Throws KERNEL_COMPILE_FAILED when it knows none at or below.
 Target choose_target(int major, int minor);
 
-// The whole kernel text: kernels/brain_kernels.cu, then kernels/brain_fused_mlp.cu (which uses its device
-// functions), then BRAIN_CUDA_TEST_KERNEL_SUFFIX when set (the tests provoke compile errors with it).
+// The whole kernel text: kernels/brain_kernels.cu, then kernels/brain_fused_gemm.cu and kernels/brain_fused_mlp.cu
+// (which use its device functions), then BRAIN_CUDA_TEST_KERNEL_SUFFIX when set (the tests provoke compile errors
+// with it).
 std::string kernel_source();
 
 // The plugin's NVRTC options for `target`: architecture, C++17, device code by default, BRAIN_CUDA_DEVICE_CODE.

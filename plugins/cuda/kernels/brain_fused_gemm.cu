@@ -1,0 +1,684 @@
+// The fused epoch kernel's products (brain_fused_mlp.cu runs them): C = A B over the grid, in tiles through shared
+// memory or a warp per output, each finished by the epilogue of its kind (forward: bias and activation; weight
+// gradient: stored, or applied by the optimizer; delta: the derivative of the activation below). Appended by the
+// plugin after brain_kernels.cu (whose device functions the epilogues share) and before brain_fused_mlp.cu.
+
+#define BRAIN_FUSED_THREADS 256
+#define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
+#define BRAIN_TILE 32   // a full tile's rows and columns
+#define BRAIN_TILE_K 32 // K per shared-memory chunk
+// Chunks in shared memory: the one multiplied and those being copied (8 measured no faster).
+#ifndef BRAIN_TILE_STAGES
+#define BRAIN_TILE_STAGES 4
+#endif
+// Where a weight gradient's bias gradient is summed when the weight gradient goes to tiles: 0 by a warp per column
+// after the phase's GEMMs, 1 by the tiles themselves, 2 (the default) by the tiles only when the blocks the phase
+// leaves free have fewer warps than there are columns (fused_bias_in_tiles). A switch for measurements and tests
+// (BRAIN_CUDA_KERNEL_DEFINES, docs/cuda-plugin.md).
+#ifndef BRAIN_FUSED_BIAS_IN_TILES
+#define BRAIN_FUSED_BIAS_IN_TILES 2
+#endif
+// Whether the last phase's weight gradient (the first layer's, the phase's only product) runs in tiles of 8 x 32
+// where four times its 32 x 32 tiles still fit in the grid (1), or at least 16 high (0, the default): seed16's and
+// x64's first layers (16 and 64 inputs) fill 16 and 32 of the grid's 132 blocks with half tiles. Measured within
+// noise of 0 (seventh session: x64 0.2 us faster, x256 0.5 slower, with 22 KB more code); a switch for
+// measurements and tests.
+#ifndef BRAIN_FUSED_QUARTER_TILES
+#define BRAIN_FUSED_QUARTER_TILES 0
+#endif
+// Whether a tile copies an operand whose rows start 16-byte aligned by one 16-byte cp.async per 4 floats instead of
+// one per float: 0, never; 1, only m- or n-major operands (A with contiguous m: a weight gradient's delta^T; B
+// with contiguous n: a weight gradient's input, the delta product's weights); 2 (the default), k-major ones too
+// (the forward products' inputs and weights, the delta product's delta). The sixth session's profile counted ~90
+// of a full tile chunk's ~250 instructions per warp in its 4-byte copies. A switch for measurements and tests.
+#ifndef BRAIN_TILE_VECTOR_COPIES
+#define BRAIN_TILE_VECTOR_COPIES 1
+#endif
+// Whether a tile's first BRAIN_TILE_STAGES - 1 chunks are queued by a loop (1, the default) or by unrolled copies
+// of the queueing code (0): each of the kernel's seven copies of the tile code (a copy per kind of product and
+// tile height) held three, 20 KB of a 265 KB kernel that stalls on instruction fetches (ncu: 8% of its warps'
+// stall samples). A switch for measurements.
+#ifndef BRAIN_TILE_PROLOGUE_LOOP
+#define BRAIN_TILE_PROLOGUE_LOOP 1
+#endif
+#define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
+#define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
+
+// One matrix operand: element (i, j) is p[row(i) * rs + j * cs], with row(i) = index ? index[i] : i (the index
+// maps batch positions to data-set rows through the epoch's permutation).
+struct FusedOperand {
+    const float* p;
+    const uint32_t* index;
+    brain_u64 rs;
+    brain_u64 cs;
+    __device__ __forceinline__ const float* ptr(unsigned i, unsigned j) const {
+        const brain_u64 row = index ? (brain_u64)index[i] : (brain_u64)i;
+        return p + row * rs + (brain_u64)j * cs;
+    }
+    // Plain loads, never __ldg: the kernel itself writes these arrays in earlier phases (the barrier's fences
+    // make those writes visible; the read-only cache would not).
+    __device__ __forceinline__ float at(unsigned i, unsigned j) const { return *ptr(i, j); }
+};
+
+// The kinds of product, each with its own epilogue; a template argument of the GEMM code (fused_gemm), so that each
+// call site's copy of that code holds its own epilogue only.
+enum FusedEpilogue { FUSED_FORWARD = 0, FUSED_WEIGHT_GRADIENT = 1, FUSED_DELTA = 2 };
+
+// C (M x N) = A (M x K) B (K x N), finished by the epilogue of the kind of product the caller names.
+struct FusedGemm {
+    FusedOperand a;
+    FusedOperand b;
+    unsigned m;
+    unsigned n;
+    unsigned k;
+    const brain_fused_layer* layer;           // the layer the GEMM belongs to
+    const brain_fused_layer* below = nullptr; // FUSED_DELTA: the layer whose delta is written
+    bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
+    bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
+    bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
+    // A folded head (BRAIN_FUSED_FOLDED_HEAD). FUSED_WEIGHT_GRADIENT: A(m, k) times scale[k]; FUSED_DELTA: output
+    // row m times scale[m] (the rows' dL/dz of the head, in shared memory).
+    const float* scale = nullptr;
+    // FUSED_FORWARD of the layer below a folded head: the head's weights (g = head_w[n] act'(z, a) goes to the
+    // layer's delta) and where each tile's dot products with them go (head_dots[m * head_tiles + n / 32]).
+    const float* head_w = nullptr;
+    float* head_dots = nullptr;
+    unsigned head_tiles = 0;
+};
+
+// What every phase needs: the arguments, this step's batch and optimizer coefficients.
+struct FusedContext {
+    const brain_fused_epoch_args* args;
+    int batch;
+    float step_size;
+    float bc2_sqrt;
+    float decay;
+};
+
+// What an output's epilogue reads besides the sum, loaded ahead (fused_epilogue_load) so that the loads overlap
+// the product instead of adding a round trip to global memory after it: the bias (forward), z and a of the layer
+// below (delta), or the parameter and its optimizer state (weight gradient with the update).
+struct EpilogueInputs {
+    float x;
+    float y;
+    float w;
+};
+
+// KIND: the product's FusedEpilogue, fixed per call site so that each copy of the GEMM code holds one epilogue.
+template <int KIND>
+static __device__ __forceinline__ EpilogueInputs fused_epilogue_load(const FusedContext& c, const FusedGemm& g,
+                                                                     unsigned m, unsigned n) {
+    EpilogueInputs in = {0.0f, 0.0f, 0.0f};
+    const brain_u64 at = (brain_u64)m * g.n + n;
+    const brain_fused_epoch_args& a = *c.args;
+    if (KIND == FUSED_FORWARD) {
+        in.x = a.params[g.layer->bias_offset + n];
+        if (g.head_w) in.y = g.head_w[n];
+    } else if (KIND == FUSED_DELTA) {
+        in.x = g.below->z[at];
+        in.y = g.below->a[at];
+    } else if (g.update) {
+        const brain_u64 i = g.layer->weight_offset + at;
+        in.x = a.params[i];
+        in.y = a.state_m[i];
+        if (a.optimizer != BRAIN_OPT_SGD) in.w = a.state_v[i];
+    }
+    return in;
+}
+
+// The optimizer step for parameter i (value p, state in m and v) with gradient g; flags the batch if the
+// parameter stops being finite.
+static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g, float p, float m,
+                                                    float v) {
+    const brain_fused_epoch_args& a = *c.args;
+    if (a.optimizer == BRAIN_OPT_SGD) {
+        p = sgd_value(p, g, m, a.learning_rate, a.momentum);
+    } else {
+        p = adam_value(p, g, m, v, a.beta1, a.beta2, a.epsilon, c.step_size, c.bc2_sqrt, c.decay);
+        a.state_v[i] = v;
+    }
+    a.state_m[i] = m;
+    a.params[i] = p;
+    if (!isfinite(p)) atomicMin(&a.scalars->bad_weight_batch, c.batch);
+}
+static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g) {
+    const brain_fused_epoch_args& a = *c.args;
+    fused_update(c, i, g, a.params[i], a.state_m[i], a.optimizer == BRAIN_OPT_SGD ? 0.0f : a.state_v[i]);
+}
+// Parameter i's gradient g: applied at once when `update`, stored in grads for the last phase's pass otherwise.
+static __device__ __forceinline__ void fused_gradient(const FusedContext& c, brain_u64 i, float g, bool update) {
+    if (update)
+        fused_update(c, i, g);
+    else
+        c.args->grads[i] = g;
+}
+
+// Returns the output's term of a folded head's dot product (FusedGemm::head_w), zero otherwise.
+template <int KIND>
+static __device__ __forceinline__ float fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
+                                                       unsigned n, float acc, const EpilogueInputs& in) {
+    const brain_u64 at = (brain_u64)m * g.n + n;
+    if (KIND == FUSED_FORWARD) {
+        const brain_fused_layer& l = *g.layer;
+        const float v = acc + in.x;
+        l.z[at] = v;
+        float activated = v;
+        if (!g.last && l.a != l.z) {
+            activated = brain_activate(l.activation, v, l.param);
+            l.a[at] = activated;
+        }
+        if (g.head_w) {
+            l.delta[at] = brain_derivative(l.activation, v, activated, l.param) * in.y;
+            return activated * in.y;
+        }
+    } else if (KIND == FUSED_WEIGHT_GRADIENT) {
+        const brain_u64 i = g.layer->weight_offset + at;
+        if (g.update)
+            fused_update(c, i, acc, in.x, in.y, in.w);
+        else
+            c.args->grads[i] = acc;
+    } else {
+        const brain_fused_layer& l = *g.below;
+        if (g.scale) acc *= g.scale[m];
+        l.delta[at] = acc * brain_derivative(l.activation, in.x, in.y, l.param);
+    }
+    return 0.0f;
+}
+
+// Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
+template <int KIND>
+static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& g, unsigned rank) {
+    const unsigned lane = threadIdx.x % BRAIN_WARP;
+    const brain_u64 warps = (brain_u64)gridDim.x * BRAIN_FUSED_WARPS;
+    const brain_u64 outputs = (brain_u64)g.m * g.n;
+    for (brain_u64 o = (brain_u64)rank * BRAIN_FUSED_WARPS + threadIdx.x / BRAIN_WARP; o < outputs; o += warps) {
+        const unsigned m = (unsigned)(o / g.n);
+        const unsigned n = (unsigned)(o - (brain_u64)m * g.n);
+        float sum = 0.0f;
+        // Clamped, unconditional loads (masked after) so that the unrolled steps' loads overlap.
+        const unsigned steps = (g.k + BRAIN_WARP - 1) / BRAIN_WARP;
+#pragma unroll 4
+        for (unsigned step = 0; step < steps; ++step) {
+            const unsigned k = step * BRAIN_WARP + lane, kc = min(k, g.k - 1);
+            float v = g.a.at(m, kc) * g.b.at(kc, n);
+            if (KIND == FUSED_WEIGHT_GRADIENT && g.scale) v *= g.scale[kc];
+            sum += k < g.k ? v : 0.0f;
+        }
+        sum = warp_sum(sum);
+        if (lane == 0) fused_epilogue<KIND>(c, g, m, n, sum, fused_epilogue_load<KIND>(c, g, m, n));
+    }
+}
+
+// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid,
+// or 8 for the last phase's weight gradient when it has too few to occupy a quarter, BRAIN_FUSED_QUARTER_TILES:
+// fused_phase_tile), one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K,
+// BRAIN_TILE_STAGES - 1 chunks ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no
+// registers, so many loads are in flight at once (measured: fewer stages are no slower; what bounds a tile is each
+// warp's dependent instruction stream, docs/performance.md). Each thread holds a 4 x 4 block of outputs; the
+// block's threads form groups of TM * 2 that split each chunk's K, and the groups' partial sums are added in a
+// fixed order at the end.
+struct TileStage {
+    float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m] or, k-major, a[m][k] (fused_gemm_tiles)
+    float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n] or, k-major, b[n][k]
+};
+struct TileShared {
+    union {
+        TileStage stage[BRAIN_TILE_STAGES];
+        float partial[BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS]; // the groups' sums, reusing the stages
+        float head[BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE];     // the warps' slices (fused_output_and_loss)
+    };
+    float bias[BRAIN_FUSED_THREADS]; // the threads' sums of A's columns (the bias gradient, FusedGemm::bias)
+};
+
+// Copies one float from global to shared memory, or stores zero when `valid` is false (src is then not read).
+static __device__ __forceinline__ void tile_copy(float* dst, const float* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(valid ? 4 : 0) : "memory");
+#else
+    *dst = valid ? *src : 0.0f;
+#endif
+}
+// Copies 4 floats from global to shared memory (both 16-byte aligned), the first bytes / 4 of them from src and
+// zeros for the rest (src is not read when bytes is 0).
+static __device__ __forceinline__ void tile_copy4(float* dst, const float* src, unsigned bytes) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+#else
+    for (unsigned i = 0; i < 4; ++i) dst[i] = 4 * i < bytes ? src[i] : 0.0f;
+#endif
+}
+static __device__ __forceinline__ void tile_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of this thread's committed chunks are still being copied.
+template <int pending>
+static __device__ __forceinline__ void tile_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory");
+#endif
+}
+
+// Where element e of a chunk (`rows` x BRAIN_TILE_K) goes: (k, m) of an operand held k-major in shared memory
+// (`k_major`: a row of 32 k per m, the operand's k running along memory) or m-major (a row of `rows` m per k, its m
+// running along memory). Either way a warp's 32 elements are consecutive in both memories: a 128-byte line (two
+// half lines when rows is 16) and shared stores free of bank conflicts.
+static __device__ __forceinline__ void tile_element(unsigned e, bool k_major, unsigned rows, unsigned& k,
+                                                    unsigned& m) {
+    if (k_major) {
+        m = e / BRAIN_TILE_K;
+        k = e % BRAIN_TILE_K;
+    } else {
+        m = e % rows;
+        k = e / rows;
+    }
+}
+
+// Component i of v (i known at compile time after unrolling).
+static __device__ __forceinline__ float component(const float4& v, unsigned i) {
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// The number of tiles of TM x 32 outputs of an M x N product.
+static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, unsigned n) {
+    return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
+}
+
+// KIND: the product's FusedEpilogue, which fixes the layouts too. AK / BK: whether A / B is held k-major in shared
+// memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m], b[k][n]), the way the operand runs in global memory
+// (forward: both k-major; weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads
+// consecutive addresses.
+template <unsigned TM, int KIND>
+static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
+    constexpr bool AK = KIND != FUSED_WEIGHT_GRADIENT, BK = KIND == FUSED_FORWARD;
+    constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
+    constexpr unsigned groups = BRAIN_FUSED_THREADS / group_threads;
+    constexpr unsigned group_k = BRAIN_TILE_K / groups;
+    constexpr unsigned a_per_thread = BRAIN_TILE_K * TM / BRAIN_FUSED_THREADS;
+    constexpr unsigned b_per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
+    constexpr unsigned outputs = TM * BRAIN_TILE / BRAIN_FUSED_THREADS; // finished by each thread at the end
+    static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
+                  "tile shape");
+    static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
+    const unsigned tid = threadIdx.x;
+    const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
+    const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
+    const unsigned tiles = tile_count(TM, g.m, g.n);
+    const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
+    // 16-byte copies (BRAIN_TILE_VECTOR_COPIES): 4 consecutive floats along the operand's shared rows, which must
+    // start 16-byte aligned in global memory; constant false when the switch is off, so that the code below folds
+    // away. A k-major A may be gathered through the index (its rows are), an m-major one not (its k rows are);
+    // conversely for B.
+    const bool a_aligned = reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
+    const bool b_aligned = reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
+    const bool a_vec =
+        BRAIN_TILE_VECTOR_COPIES > (AK ? 1 : 0) && a_aligned &&
+        (AK ? g.a.cs == 1 && g.a.rs % 4 == 0 : g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0);
+    const bool b_vec =
+        BRAIN_TILE_VECTOR_COPIES > (BK ? 1 : 0) && b_aligned &&
+        (BK ? g.b.rs == 1 && g.b.index == nullptr && g.b.cs % 4 == 0 : g.b.cs == 1 && g.b.rs % 4 == 0);
+    constexpr unsigned a_quads = AK ? BRAIN_TILE_K / 4 : TM / 4,
+                       b_quads = BRAIN_TILE_K / 4; // float4s per shared row
+    for (unsigned t = rank; t < tiles; t += gridDim.x) {
+        const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
+        // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
+        // the element's k within the chunk, the start of its row of A (A(m, k) = row + k cs) or of its column of B
+        // (B(k, n) = column + row(k) rs), and whether its m or n lies inside the product. Per chunk that leaves an
+        // add, a clamp and a multiply-add per copy.
+        unsigned a_slot[a_per_thread], a_k[a_per_thread], b_slot[b_per_thread], b_k[b_per_thread];
+        const float* a_row[a_per_thread];
+        const float* b_column[b_per_thread];
+        bool a_in[a_per_thread], b_in[b_per_thread];
+#pragma unroll
+        for (unsigned q = 0; q < a_per_thread; ++q) {
+            unsigned k, m;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, AK, TM, k, m);
+            a_slot[q] = AK ? m * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + m;
+            a_k[q] = k;
+            a_in[q] = m0 + m < g.m;
+            a_row[q] = g.a.ptr(min(m0 + m, g.m - 1), 0);
+        }
+#pragma unroll
+        for (unsigned q = 0; q < b_per_thread; ++q) {
+            unsigned k, n;
+            tile_element(tid + BRAIN_FUSED_THREADS * q, BK, BRAIN_TILE, k, n);
+            b_slot[q] = BK ? n * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + n;
+            b_k[q] = k;
+            b_in[q] = n0 + n < g.n;
+            b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
+        }
+        // With 16-byte copies, thread tid copies float4 tid of each chunk (A: the first 8 TM threads): its shared
+        // row r = tid / quads and 4 (tid % quads) the first float's place along it. An m- or n-major operand's
+        // float4 holds 4 m (n) of one k: its bytes inside the product are fixed per tile (a partial last float4 is
+        // zero-filled), its row start clamped to an aligned address inside the operand. A k-major one's holds 4 k
+        // of one m (n): its bytes depend on the chunk (16 but at the end of K).
+        unsigned a4_slot = 0, a4_k = 0, a4_bytes = 0, b4_slot = 0, b4_k = 0, b4_bytes = 0;
+        const float* a4_row = g.a.p;
+        const float* b4_column = g.b.p;
+        if (a_vec && tid < 8 * TM) {
+            const unsigned r = tid / a_quads, f = 4 * (tid % a_quads);
+            if (AK) {
+                a4_slot = r * BRAIN_TILE_PITCH + f;
+                a4_k = f;
+                a4_bytes = m0 + r < g.m ? 16u : 0u;
+                a4_row = g.a.ptr(min(m0 + r, g.m - 1), 0);
+            } else {
+                a4_slot = r * BRAIN_TILE_PITCH + f;
+                a4_k = r;
+                a4_bytes = m0 + f < g.m ? 4 * min(4u, g.m - m0 - f) : 0u;
+                a4_row = g.a.p + min(m0 + f, (g.m - 1) & ~3u);
+            }
+        }
+        if (b_vec) {
+            const unsigned r = tid / b_quads, f = 4 * (tid % b_quads);
+            b4_slot = r * BRAIN_TILE_PITCH + f;
+            if (BK) {
+                b4_k = f;
+                b4_bytes = n0 + r < g.n ? 16u : 0u;
+                b4_column = g.b.p + (brain_u64)min(n0 + r, g.n - 1) * g.b.cs;
+            } else {
+                b4_k = r;
+                b4_bytes = n0 + f < g.n ? 4 * min(4u, g.n - n0 - f) : 0u;
+                b4_column = g.b.p + min(n0 + f, (g.n - 1) & ~3u);
+            }
+        }
+        // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
+        auto issue = [&](unsigned chunk) {
+            if (chunk < chunks) {
+                TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
+                const unsigned k0 = chunk * BRAIN_TILE_K;
+                if (a_vec) {
+                    const unsigned k = k0 + a4_k;
+                    if (tid < 8 * TM) {
+                        if (AK)
+                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (k < g.k ? k : 0u),
+                                       k < g.k ? min(a4_bytes, 4 * (g.k - k)) : 0u);
+                        else
+                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
+                                       k < g.k ? a4_bytes : 0u);
+                    }
+                } else {
+#pragma unroll
+                    for (unsigned q = 0; q < a_per_thread; ++q) {
+                        const unsigned k = k0 + a_k[q];
+                        tile_copy(&st.a[0][0] + a_slot[q], a_row[q] + (brain_u64)min(k, g.k - 1) * g.a.cs,
+                                  a_in[q] && k < g.k);
+                    }
+                }
+                if (b_vec) {
+                    const unsigned k = k0 + b4_k;
+                    if (BK) {
+                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + (k < g.k ? k : 0u),
+                                   k < g.k ? min(b4_bytes, 4 * (g.k - k)) : 0u);
+                    } else {
+                        const unsigned kc = min(k, g.k - 1);
+                        const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
+                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
+                    }
+                } else {
+#pragma unroll
+                    for (unsigned q = 0; q < b_per_thread; ++q) {
+                        const unsigned k = k0 + b_k[q], kc = min(k, g.k - 1);
+                        const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
+                        tile_copy(&st.b[0][0] + b_slot[q], b_column[q] + row * g.b.rs, b_in[q] && k < g.k);
+                    }
+                }
+            }
+            tile_commit();
+        };
+        __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
+#if BRAIN_TILE_PROLOGUE_LOOP
+#pragma unroll 1
+#else
+#pragma unroll
+#endif
+        for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
+        // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
+        EpilogueInputs in[outputs];
+#pragma unroll
+        for (unsigned q = 0; q < outputs; ++q) {
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
+            if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
+        }
+        // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
+        // shared memory a quarter warp then reads at 8 different banks).
+        float acc[4][4] = {};
+        // A weight gradient's first column of tiles also sums A (delta^T: k = batch rows, m = outputs) over k,
+        // which is the bias gradient of the tile's m: thread t adds column t % TM of its k slice of each chunk, the
+        // slices are added in a fixed order at the end. This saves a pass of its own over delta.
+        constexpr unsigned bias_slices = BRAIN_FUSED_THREADS / TM, bias_k = BRAIN_TILE_K / bias_slices;
+        const bool bias = !AK && g.bias && n0 == 0; // an m-major A (the weight gradient's) only
+        float bias_sum = 0.0f;
+        for (unsigned chunk = 0; chunk < chunks; ++chunk) {
+            tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
+            if (KIND == FUSED_WEIGHT_GRADIENT && g.scale) {
+                // A folded head's weight gradient: each thread scales the elements of A it copied itself (its own
+                // copies are visible to it after the wait; the others' reads come after the barrier below) by
+                // the dL/dz of their row k, so that the multiply-adds and the bias sum see delta itself.
+                float* sa = &sh.stage[chunk % BRAIN_TILE_STAGES].a[0][0];
+                const unsigned k0 = chunk * BRAIN_TILE_K;
+                if (a_vec) {
+                    const unsigned k = k0 + a4_k;
+                    if (tid < 8 * TM && k < g.k) {
+                        float4& v = *reinterpret_cast<float4*>(sa + a4_slot);
+                        const float f = g.scale[k];
+                        v.x *= f;
+                        v.y *= f;
+                        v.z *= f;
+                        v.w *= f;
+                    }
+                } else {
+#pragma unroll
+                    for (unsigned q = 0; q < a_per_thread; ++q)
+                        if (k0 + a_k[q] < g.k) sa[a_slot[q]] *= g.scale[k0 + a_k[q]];
+                }
+            }
+            __syncthreads(); // everyone's have, and the stage refilled next is no longer read
+            issue(chunk + BRAIN_TILE_STAGES - 1);
+            const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
+            const unsigned k0 = group * group_k;
+            // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
+            // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
+            // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv.
+            float4 av[group_k], bv[group_k];
+            constexpr unsigned q = group_k / 4;
+#pragma unroll
+            for (unsigned kk = 0; kk < group_k; ++kk) {
+                av[kk] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + kk / q) * BRAIN_TILE_PITCH +
+                                                               k0 + 4 * (kk % q))
+                            : *reinterpret_cast<const float4*>(&st.a[k0 + kk][4 * ty]);
+                bv[kk] = BK ? *reinterpret_cast<const float4*>(
+                                  &st.b[0][0] + (tx + 8 * (kk / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kk % q))
+                            : *reinterpret_cast<const float4*>(&st.b[k0 + kk][4 * tx]);
+            }
+#pragma unroll
+            for (unsigned kk = 0; kk < group_k; ++kk) {
+#pragma unroll
+                for (unsigned i = 0; i < 4; ++i) {
+                    const float a = AK ? component(av[i * q + kk / 4], kk % 4) : component(av[kk], i);
+#pragma unroll
+                    for (unsigned j = 0; j < 4; ++j)
+                        acc[i][j] += a * (BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j));
+                }
+            }
+            if (bias) {
+#pragma unroll
+                for (unsigned kk = 0; kk < bias_k; ++kk) bias_sum += st.a[(tid / TM) * bias_k + kk][tid % TM];
+            }
+        }
+        tile_wait<0>();
+        __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
+        float* partial = sh.partial + group * (TM * BRAIN_TILE);
+#pragma unroll
+        for (unsigned i = 0; i < 4; ++i) {
+            float* row = &partial[(4 * ty + i) * BRAIN_TILE];
+            if (BK) {
+#pragma unroll
+                for (unsigned j = 0; j < 4; ++j) row[tx + 8 * j] = acc[i][j];
+            } else {
+                *reinterpret_cast<float4*>(row + 4 * tx) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            }
+        }
+        if (bias) sh.bias[tid] = bias_sum;
+        __syncthreads();
+        if (bias && tid < TM && m0 + tid < g.m) {
+            float sum = sh.bias[tid];
+#pragma unroll
+            for (unsigned q = 1; q < bias_slices; ++q) sum += sh.bias[q * TM + tid];
+            fused_gradient(c, g.layer->bias_offset + m0 + tid, sum, g.update);
+        }
+        // Each thread finishes its outputs, consecutive threads along a row so that the epilogues' stores coalesce.
+#pragma unroll
+        for (unsigned q = 0; q < outputs; ++q) {
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = e / BRAIN_TILE, n = e % BRAIN_TILE;
+            float sum = sh.partial[e];
+#pragma unroll
+            for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
+            float dot = 0.0f;
+            if (m0 + m < g.m && n0 + n < g.n) dot = fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
+            if (KIND == FUSED_FORWARD && g.head_dots) {
+                // A warp holds one row of the tile: its share of the folded head's dot product, in lane order.
+                dot = warp_sum(dot);
+                if (tid % BRAIN_WARP == 0 && m0 + m < g.m)
+                    g.head_dots[(brain_u64)(m0 + m) * g.head_tiles + n0 / BRAIN_TILE] = dot;
+            }
+        }
+    }
+}
+
+// Whether a GEMM goes to a warp per output (about as many outputs as the grid has warps) rather than to tiles.
+static __device__ __forceinline__ bool fused_uses_warps(const FusedGemm& g) {
+    return (brain_u64)g.m * g.n <= 2ull * gridDim.x * BRAIN_FUSED_WARPS;
+}
+// The blocks a GEMM keeps busy with a warp per output (none when it goes to tiles).
+static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g) {
+    return fused_uses_warps(g) ? (unsigned)(((brain_u64)g.m * g.n + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS)
+                               : 0u;
+}
+// The blocks a GEMM keeps busy (more than the grid when it takes several rounds): its warps' blocks, or its tiles
+// of height tm. fused_gemm keeps its own copy beside each branch: through this helper ptxas orders the kernel
+// differently, and only the present form has been measured.
+static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, unsigned tm) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(tm, g.m, g.n);
+}
+// What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles times `factor` (the tiles of
+// height 32 / factor it would take), or the blocks its warp-per-output work keeps busy.
+static __device__ __forceinline__ brain_u64 fused_tile_blocks(const FusedGemm& g, unsigned factor) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : (brain_u64)factor * tile_count(BRAIN_TILE, g.m, g.n);
+}
+// The tile height of a phase's GEMMs (`second` only `with_second`): 16 when their 32 x 32 tiles, doubled, and the
+// blocks their warp-per-output work keeps busy still fit in the grid (with more tiles than that, two half tiles
+// per block were measured slower than one full tile); for a phase of one weight gradient (`quarter`), 8 when its
+// tiles times four fit (BRAIN_FUSED_QUARTER_TILES); 32 otherwise.
+static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& first, const FusedGemm& second,
+                                                            bool with_second, bool quarter) {
+    if (BRAIN_FUSED_QUARTER_TILES && quarter && !with_second && fused_tile_blocks(first, 4) <= gridDim.x)
+        return BRAIN_TILE / 4;
+    return fused_tile_blocks(first, 2) + (with_second ? fused_tile_blocks(second, 2) : 0) <= gridDim.x
+               ? BRAIN_TILE / 2
+               : BRAIN_TILE;
+}
+
+// Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile; 8 only where QUARTER). Jobs of one phase
+// are independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this
+// one keeps busy) instead of piling onto the first blocks.
+// KIND: the product's FusedEpilogue (fused_gemm_tiles).
+template <int KIND, bool QUARTER = false>
+static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
+                                  unsigned tm) {
+    const unsigned grid = gridDim.x;
+    const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
+    brain_u64 busy;
+    if (fused_uses_warps(g)) {
+        fused_gemm_warps<KIND>(c, g, rank);
+        busy = fused_warp_blocks(g);
+    } else if (QUARTER && BRAIN_FUSED_QUARTER_TILES && tm == BRAIN_TILE / 4) {
+        if constexpr (QUARTER && BRAIN_FUSED_QUARTER_TILES) fused_gemm_tiles<BRAIN_TILE / 4, KIND>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE / 4, g.m, g.n);
+    } else if (tm == BRAIN_TILE / 2) {
+        fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
+    } else {
+        fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
+        busy = tile_count(BRAIN_TILE, g.m, g.n);
+    }
+    first = (unsigned)((first + busy) % grid);
+}
+
+// The layer's input as an operand: the batch's rows of the data set (through the permutation) or the activations
+// of the layer below. As the A operand of a forward GEMM (rows = batch positions) or, transposed nowhere, as the
+// B operand of a weight gradient (rows = batch positions = the K dimension).
+static __device__ FusedOperand layer_input(const brain_fused_epoch_args& a, unsigned l, brain_u64 start,
+                                           const uint32_t* batch_rows) {
+    FusedOperand op;
+    if (l == 0) {
+        const brain_u64 in = a.layers[0].inputs;
+        op.p = a.perm ? a.features : a.features + start * in;
+        op.index = a.perm ? batch_rows : nullptr;
+        op.rs = in;
+    } else {
+        op.p = a.layers[l - 1].a;
+        op.index = nullptr;
+        op.rs = a.layers[l].inputs;
+    }
+    op.cs = 1;
+    return op;
+}
+
+// Layer l's weight gradient: dW (out x in) = delta^T (out x rows) input (rows x in); applied to the parameters at
+// once when `update`, stored in grads otherwise. Its bias gradient is summed elsewhere unless `bias` is set.
+static __device__ FusedGemm weight_gradient_gemm(const brain_fused_epoch_args& a, unsigned l, unsigned rows,
+                                                 brain_u64 start, const uint32_t* batch_rows, bool update) {
+    const brain_fused_layer& layer = a.layers[l];
+    FusedGemm g;
+    g.a.p = layer.delta;
+    g.a.index = nullptr;
+    g.a.rs = 1;
+    g.a.cs = layer.outputs;
+    g.b = layer_input(a, l, start, batch_rows);
+    g.m = layer.outputs;
+    g.n = layer.inputs;
+    g.k = rows;
+    g.layer = &layer;
+    g.update = update;
+    return g;
+}
+
+// The delta of the layer below l (l > 0): delta (rows x out) W (out x in), times the activation's derivative there.
+static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned l, unsigned rows) {
+    const brain_fused_layer& layer = a.layers[l];
+    FusedGemm g;
+    g.a.p = layer.delta;
+    g.a.index = nullptr;
+    g.a.rs = layer.outputs;
+    g.a.cs = 1;
+    g.b.p = a.params + layer.weight_offset;
+    g.b.index = nullptr;
+    g.b.rs = layer.inputs;
+    g.b.cs = 1;
+    g.m = rows;
+    g.n = layer.inputs;
+    g.k = layer.outputs;
+    g.layer = &layer;
+    g.below = &a.layers[l - 1];
+    return g;
+}
+
+// Whether a phase's weight gradient (tiles of height tm, beside `other` when `with_other`) sums its bias
+// gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns.
+// A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it (measured:
+// x256's last phase 9.6 -> 8.1 us in the tiles, seed16's 6.9 -> 7.9 us, where 116 blocks are free).
+static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
+                                           unsigned tm) {
+    if (fused_uses_warps(dw)) return false;
+#if BRAIN_FUSED_BIAS_IN_TILES == 2
+    const brain_u64 busy = fused_busy_blocks(dw, tm) + (with_other ? fused_busy_blocks(other, tm) : 0);
+    const brain_u64 free = busy < gridDim.x ? gridDim.x - busy : 0;
+    return free * BRAIN_FUSED_WARPS < dw.m;
+#else
+    return BRAIN_FUSED_BIAS_IN_TILES == 1;
+#endif
+}
