@@ -84,6 +84,9 @@ struct FusedGemm {
     const float* head_w = nullptr;
     float* head_dots = nullptr;
     unsigned head_tiles = 0;
+    // A folded head's first backward phase with BRAIN_FUSED_FOLDED_HEAD=2: this block's first tile of the product
+    // works out the rows' dL/dz (fold_head_rows) once its first copies are in flight.
+    bool fill = false;
 };
 
 // What every phase needs: the arguments, this step's batch and optimizer coefficients.
@@ -93,7 +96,21 @@ struct FusedContext {
     float step_size;
     float bc2_sqrt;
     float decay;
+#if BRAIN_FUSED_FOLDED_HEAD
+    // A folded head (BRAIN_FUSED_FOLDED_HEAD): the step's rows, their first position in the epoch's order and
+    // their data-set rows (shared memory), the head's dot-product shares (rows x head_tiles) and where the rows'
+    // dL/dz go (shared memory).
+    unsigned rows;
+    brain_u64 start;
+    const uint32_t* batch_rows;
+    const float* head_dots;
+    unsigned head_tiles;
+    float* head_dl;
+#endif
 };
+#if BRAIN_FUSED_FOLDED_HEAD
+static __device__ void fold_head_rows(const FusedContext& c); // brain_fused_mlp.cu
+#endif
 
 // What an output's epilogue reads besides the sum, loaded ahead (fused_epilogue_load) so that the loads overlap
 // the product instead of adding a round trip to global memory after it: the bias (forward), z and a of the layer
@@ -443,6 +460,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
         }
+#if BRAIN_FUSED_FOLDED_HEAD
+        if (KIND != FUSED_FORWARD && g.fill && t == rank) fold_head_rows(c); // the whole block: FusedGemm::fill
+#endif
         // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
         // shared memory a quarter warp then reads at 8 different banks).
         float acc[4][4] = {};

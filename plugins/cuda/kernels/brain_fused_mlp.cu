@@ -36,7 +36,10 @@
 // shared memory), scales the weight gradient's operand and the delta product's rows by it, and computes the head's
 // gradient in row slices, which the next phase adds up and applies: one phase and one grid barrier fewer per step.
 // Only for networks of three or more layers, a head without softmax, losses but categorical cross-entropy, and a
-// layer below whose forward product goes to tiles. A switch for measurements and tests.
+// layer below whose forward product goes to tiles. With 2, each block works the rows out inside its first tile of
+// that phase, once the tile's first copies are in flight, instead of before its products (1): the rows' loads then
+// overlap the copies, at the price of the row pass's code in each copy of the tile code. A switch for measurements
+// and tests.
 #ifndef BRAIN_FUSED_FOLDED_HEAD
 #define BRAIN_FUSED_FOLDED_HEAD 0
 #endif
@@ -323,29 +326,29 @@ static __device__ void fused_head_gradient(const FusedContext& c, unsigned first
 }
 
 #if BRAIN_FUSED_FOLDED_HEAD
-// A folded head (BRAIN_FUSED_FOLDED_HEAD): every batch row's dL/dz into dl (shared memory), a row per thread, from
-// the head's bias and the shares of its dot product that the forward phase below left in dots (rows x tiles, added
-// in tile order) and the row's target, by the per-element functions of output_loss_lane. On `loss_block` also
-// the rows' losses (row_loss) and the batch's (add_batch_loss). Every thread of the block calls it; it ends with a
-// barrier of the block.
-static __device__ void fold_head_rows(const FusedContext& c, unsigned rows, brain_u64 start,
-                                      const uint32_t* batch_rows, const float* dots, unsigned tiles, float* dl,
-                                      bool loss_block, int batch) {
+// A folded head (BRAIN_FUSED_FOLDED_HEAD): every batch row's dL/dz into c.head_dl (shared memory), a row per
+// thread, from the head's bias and the shares of its dot product that the forward phase below left in c.head_dots
+// (rows x head_tiles, added in tile order) and the row's target, by the per-element functions of
+// output_loss_lane. The grid's last block also stores the rows' losses (row_loss) and adds up the batch's
+// (add_batch_loss). Every thread of the block calls it; it ends with a barrier of the block.
+static __device__ void fold_head_rows(const FusedContext& c) {
     const brain_fused_epoch_args& a = *c.args;
     const brain_fused_layer& out = a.layers[a.layer_count - 1];
-    const unsigned r = threadIdx.x;
+    const unsigned r = threadIdx.x, rows = c.rows, tiles = c.head_tiles;
+    const bool loss_block = blockIdx.x + 1 == gridDim.x;
+    float* const dl = c.head_dl;
     if (r < rows) {
-        const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+        const brain_u64 row = a.perm ? (brain_u64)c.batch_rows[r] : c.start + r;
         const float t = a.targets[row];
         float sum = 0.0f;
-        for (unsigned q = 0; q < tiles; ++q) sum += dots[(brain_u64)r * tiles + q];
+        for (unsigned q = 0; q < tiles; ++q) sum += c.head_dots[(brain_u64)r * tiles + q];
         const float z = sum + a.params[out.bias_offset];
         const float scale = loss_scale(a.loss, rows, 1);
         const float activated = brain_activate(out.activation, z, out.param);
         dl[r] = loss_delta(a.loss, out.activation, z, activated, t, scale, out.param);
         if (loss_block) a.row_loss[r] = (float)loss_term(a.loss, z, activated, t, 0.0) * scale;
     }
-    if (loss_block) add_batch_loss(a.scalars, a.row_loss, rows, batch); // each thread reads the row it stored
+    if (loss_block) add_batch_loss(a.scalars, a.row_loss, rows, c.batch); // each thread reads the row it stored
     __syncthreads();
 }
 
@@ -532,19 +535,43 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.
+            // With BRAIN_FUSED_FOLDED_HEAD=2 a block does that in its first tile of the phase, once the tile's
+            // first copies are in flight (FusedGemm::fill), or after the products when it has no tile.
             const float* fold_scale = nullptr;
 #if BRAIN_FUSED_FOLDED_HEAD
+            bool fold_late = false;
             if (fold && l == top) {
-                fold_head_rows(c, rows, start, batch_rows, args.head_partial, fold_tiles, head_dl,
-                               blockIdx.x + 1 == gridDim.x, (int)b);
+                c.rows = rows;
+                c.start = start;
+                c.batch_rows = batch_rows;
+                c.head_dots = args.head_partial;
+                c.head_tiles = fold_tiles;
+                c.head_dl = head_dl;
                 fold_scale = head_dl;
                 dw.scale = head_dl;
                 dx.scale = head_dl;
+#if BRAIN_FUSED_FOLDED_HEAD == 2
+                if (fused_uses_warps(dw) || fused_uses_warps(dx)) {
+                    fold_head_rows(c); // a warp-per-output product reads the rows' dL/dz from its start
+                } else {
+                    const brain_u64 dw_tiles = fused_busy_blocks(dw, tm);
+                    const unsigned dx_rank =
+                        (blockIdx.x + gridDim.x - (unsigned)(dw_tiles % gridDim.x)) % gridDim.x;
+                    dw.fill = blockIdx.x < dw_tiles;
+                    dx.fill = !dw.fill && dx_rank < fused_busy_blocks(dx, tm);
+                    fold_late = !dw.fill && !dx.fill;
+                }
+#else
+                fold_head_rows(c);
+#endif
             }
 #endif
             unsigned first = 0;
             fused_gemm<FUSED_WEIGHT_GRADIENT, true>(c, dw, first, sh, tm);
             if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
+#if BRAIN_FUSED_FOLDED_HEAD
+            if (fold_late) fold_head_rows(c);
+#endif
 
             // db, unless the tiles summed it: one warp per column, a fixed-order sum.
             const unsigned columns = dw.bias ? 0u : layer.outputs;
