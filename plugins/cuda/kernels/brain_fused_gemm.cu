@@ -377,13 +377,12 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         const float* b4_column = g.b.p;
         if (a_vec && tid < 8 * TM) {
             const unsigned r = tid / a_quads, f = 4 * (tid % a_quads);
+            a4_slot = r * BRAIN_TILE_PITCH + f;
             if (AK) {
-                a4_slot = r * BRAIN_TILE_PITCH + f;
                 a4_k = f;
                 a4_bytes = m0 + r < g.m ? 16u : 0u;
                 a4_row = g.a.ptr(min(m0 + r, g.m - 1), 0);
             } else {
-                a4_slot = r * BRAIN_TILE_PITCH + f;
                 a4_k = r;
                 a4_bytes = m0 + f < g.m ? 4 * min(4u, g.m - m0 - f) : 0u;
                 a4_row = g.a.p + min(m0 + f, (g.m - 1) & ~3u);

@@ -353,11 +353,12 @@ static __device__ void fold_head_rows(const FusedContext& c) {
 }
 
 // A folded head's gradient in `shares` row slices (dL/dW_head[j] = sum over rows of dl[r] a_below[r][j], the bias's
-// the sum of dl), slice s to partial[s * (inputs + 1) ...], a thread per parameter, on the blocks from `first` on;
-// fused_head_gradient adds the slices up in the next phase.
-static __device__ void fold_head_shares(const FusedContext& c, unsigned first, unsigned rows, unsigned shares,
-                                        const float* dl, float* partial) {
+// the sum of dl; dl = c.head_dl, filled by fold_head_rows), slice s to partial[s * (inputs + 1) ...], a thread per
+// parameter, on the blocks from `first` on; fused_head_gradient adds the slices up in the next phase.
+static __device__ void fold_head_shares(const FusedContext& c, unsigned first, unsigned shares, float* partial) {
     const brain_fused_epoch_args& a = *c.args;
+    const unsigned rows = c.rows;
+    const float* dl = c.head_dl;
     const brain_fused_layer& out = a.layers[a.layer_count - 1];
     const float* below = a.layers[a.layer_count - 2].a;
     const unsigned inputs = out.inputs, width = inputs + 1, slice = (rows + shares - 1) / shares;
@@ -537,7 +538,6 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             // block also the batch's loss), which scales this layer's delta wherever it is read.
             // With BRAIN_FUSED_FOLDED_HEAD=2 a block does that in its first tile of the phase, once the tile's
             // first copies are in flight (FusedGemm::fill), or after the products when it has no tile.
-            const float* fold_scale = nullptr;
 #if BRAIN_FUSED_FOLDED_HEAD
             bool fold_late = false;
             if (fold && l == top) {
@@ -547,7 +547,6 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 c.head_dots = args.head_partial;
                 c.head_tiles = fold_tiles;
                 c.head_dl = head_dl;
-                fold_scale = head_dl;
                 dw.scale = head_dl;
                 dx.scale = head_dl;
 #if BRAIN_FUSED_FOLDED_HEAD == 2
@@ -581,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
 #pragma unroll 4
                 for (unsigned r = lane; r < rows; r += BRAIN_WARP) {
                     float d = layer.delta[(brain_u64)r * layer.outputs + j];
-                    if (fold_scale) d *= fold_scale[r];
+                    if (dw.scale) d *= dw.scale[r]; // a folded head's dL/dz of row r
                     sum += d;
                 }
                 sum = warp_sum(sum);
@@ -598,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                                        (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
                 const unsigned free = busy < gridDim.x ? gridDim.x - (unsigned)busy : 0u;
                 fold_shares = min(min(max(free, 4u), (unsigned)BRAIN_FUSED_FOLD_SHARES), rows);
-                fold_head_shares(c, next, rows, fold_shares, head_dl, fold_slices);
+                fold_head_shares(c, next, fold_shares, fold_slices);
                 next += fold_shares;
             }
 #endif
