@@ -41,6 +41,21 @@
 #ifndef BRAIN_TILE_PROLOGUE_LOOP
 #define BRAIN_TILE_PROLOGUE_LOOP 1
 #endif
+// Whether a one-output head folds into the phases beside it (1, the default) instead of taking a loss phase of its
+// own (0). Its dL/dz is a number per row, so the delta of the layer below is that number times g = W_head[j]
+// act'(z, a), which the forward phase of the layer below can store with its outputs, together with each tile's
+// share of the head's dot products (brain_fused_mlp.cu runs the phases; the tiles read this first). The first
+// backward phase then works out every row's dL/dz from those shares in each block (BRAIN_FUSED_FOLD_ROWS rows at
+// most, in shared memory), scales the weight gradient's operand and the delta product's rows by it, and computes
+// the head's gradient in row slices, which the next phase adds up and applies: one phase and one grid barrier fewer
+// per step. Only for networks of three or more layers, a head without softmax, losses but categorical
+// cross-entropy, and a layer below whose forward product goes to tiles. Measured (eighth session) 0.3-0.9 us per
+// step faster than 0; the row pass inside each block's first tile, overlapping its first copies, was slower than
+// before the products (the pass's code in every copy of the tile code) and was removed. A switch for measurements
+// and tests.
+#ifndef BRAIN_FUSED_FOLDED_HEAD
+#define BRAIN_FUSED_FOLDED_HEAD 1
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -84,9 +99,6 @@ struct FusedGemm {
     const float* head_w = nullptr;
     float* head_dots = nullptr;
     unsigned head_tiles = 0;
-    // A folded head's first backward phase with BRAIN_FUSED_FOLDED_HEAD=2: this block's first tile of the product
-    // works out the rows' dL/dz (fold_head_rows) once its first copies are in flight.
-    bool fill = false;
 };
 
 // What every phase needs: the arguments, this step's batch and optimizer coefficients.
@@ -108,9 +120,6 @@ struct FusedContext {
     float* head_dl;
 #endif
 };
-#if BRAIN_FUSED_FOLDED_HEAD
-static __device__ void fold_head_rows(const FusedContext& c); // brain_fused_mlp.cu
-#endif
 
 // What an output's epilogue reads besides the sum, loaded ahead (fused_epilogue_load) so that the loads overlap
 // the product instead of adding a round trip to global memory after it: the bias (forward), z and a of the layer
@@ -459,9 +468,6 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
         }
-#if BRAIN_FUSED_FOLDED_HEAD
-        if (KIND != FUSED_FORWARD && g.fill && t == rank) fold_head_rows(c); // the whole block: FusedGemm::fill
-#endif
         // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
         // shared memory a quarter warp then reads at 8 different banks).
         float acc[4][4] = {};

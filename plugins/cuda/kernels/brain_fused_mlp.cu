@@ -28,21 +28,8 @@
 #define BRAIN_FUSED_STORED_UPDATE 2
 #endif
 #define BRAIN_FUSED_STORED_BATCH 4
-// Whether a one-output head folds into the phases beside it (1) instead of taking a loss phase of its own (0, the
-// default: written after the seventh session's last device call, not yet run). Its dL/dz is a number per row, so
-// the delta of the layer below is that number times g = W_head[j] act'(z, a), which the forward phase of the layer
-// below can store with its outputs, together with each tile's share of the head's dot products. The first backward
-// phase then works out every row's dL/dz from those shares in each block (BRAIN_FUSED_FOLD_ROWS rows at most, in
-// shared memory), scales the weight gradient's operand and the delta product's rows by it, and computes the head's
-// gradient in row slices, which the next phase adds up and applies: one phase and one grid barrier fewer per step.
-// Only for networks of three or more layers, a head without softmax, losses but categorical cross-entropy, and a
-// layer below whose forward product goes to tiles. With 2, each block works the rows out inside its first tile of
-// that phase, once the tile's first copies are in flight, instead of before its products (1): the rows' loads then
-// overlap the copies, at the price of the row pass's code in each copy of the tile code. A switch for measurements
-// and tests.
-#ifndef BRAIN_FUSED_FOLDED_HEAD
-#define BRAIN_FUSED_FOLDED_HEAD 0
-#endif
+// BRAIN_FUSED_FOLDED_HEAD (a one-output head folded into the phases beside it) is defined in brain_fused_gemm.cu,
+// whose tiles read it first.
 #define BRAIN_FUSED_FOLD_ROWS 256
 #define BRAIN_FUSED_FOLD_SHARES 32 // the most row slices of a folded head's gradient
 // Whether each block works out the optimizer's coefficients (two double-precision powers) for up to
@@ -536,10 +523,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.
-            // With BRAIN_FUSED_FOLDED_HEAD=2 a block does that in its first tile of the phase, once the tile's
-            // first copies are in flight (FusedGemm::fill), or after the products when it has no tile.
 #if BRAIN_FUSED_FOLDED_HEAD
-            bool fold_late = false;
             if (fold && l == top) {
                 c.rows = rows;
                 c.start = start;
@@ -549,28 +533,12 @@ extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
                 c.head_dl = head_dl;
                 dw.scale = head_dl;
                 dx.scale = head_dl;
-#if BRAIN_FUSED_FOLDED_HEAD == 2
-                if (fused_uses_warps(dw) || fused_uses_warps(dx)) {
-                    fold_head_rows(c); // a warp-per-output product reads the rows' dL/dz from its start
-                } else {
-                    const brain_u64 dw_tiles = fused_busy_blocks(dw, tm);
-                    const unsigned dx_rank =
-                        (blockIdx.x + gridDim.x - (unsigned)(dw_tiles % gridDim.x)) % gridDim.x;
-                    dw.fill = blockIdx.x < dw_tiles;
-                    dx.fill = !dw.fill && dx_rank < fused_busy_blocks(dx, tm);
-                    fold_late = !dw.fill && !dx.fill;
-                }
-#else
                 fold_head_rows(c);
-#endif
             }
 #endif
             unsigned first = 0;
             fused_gemm<FUSED_WEIGHT_GRADIENT, true>(c, dw, first, sh, tm);
             if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
-#if BRAIN_FUSED_FOLDED_HEAD
-            if (fold_late) fold_head_rows(c);
-#endif
 
             // db, unless the tiles summed it: one warp per column, a fixed-order sum.
             const unsigned columns = dw.bias ? 0u : layer.outputs;
