@@ -6,10 +6,11 @@
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
 // all resident, which a cooperative launch guarantees) walks the same sequence of phases, separated by grid-wide
 // barriers: per batch, one phase per layer forward, one for the loss (merged into the output layer's phase when
-// that layer is narrow, and then the narrow layer's backward pass too where it fits: fused_output_and_loss), one
-// per layer backward (weight gradients and the next delta together; the optimizer update is fused into the last).
-// 2L - 1 to 2L + 1 barriers per step and no launch. Every output is computed by one thread or one warp in a fixed
-// order, so results are deterministic.
+// that layer is narrow, and then the narrow layer's backward pass too where it fits: fused_output_and_loss; or,
+// for a one-output head, spread over the phases beside it: BRAIN_FUSED_FOLDED_HEAD), one per layer backward
+// (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 2 to 2L + 1
+// barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so results
+// are deterministic.
 
 // The products it runs (tiles, a warp per output, their epilogues) are in brain_fused_gemm.cu, which the plugin
 // appends before this file.
