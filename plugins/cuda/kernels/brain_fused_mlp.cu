@@ -367,7 +367,8 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 // One block per SM (the grid the plugin launches), so each thread may have all of its share of the registers.
 extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
     brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    __shared__ __align__(16) TileShared sh;
+    // 128-byte rows of a swizzled k-major stage (BRAIN_TILE_SWIZZLE) each take one wavefront only when aligned.
+    __shared__ __align__(BRAIN_TILE_SWIZZLE ? 128 : 16) TileShared sh;
 #if BRAIN_FUSED_COEFFICIENT_TABLE
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
 #else
