@@ -56,17 +56,14 @@
 #ifndef BRAIN_FUSED_FOLDED_HEAD
 #define BRAIN_FUSED_FOLDED_HEAD 1
 #endif
+// Whether forward products always take tiles 16 high and delta products 32 high (1), whatever the phase's height,
+// which leaves the kernel two copies of the tile code fewer (the four small configs use no others), or follow the
+// phase (0, the default). An experiment on the kernel's code size (ninth session).
+#ifndef BRAIN_FUSED_ONE_HEIGHT
+#define BRAIN_FUSED_ONE_HEIGHT 0
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
-// How an operand held k-major sits in shared memory: 0 (the default) rows of 32 k at BRAIN_TILE_PITCH (144 bytes,
-// so a quarter warp's 16-byte copies of a row take two wavefronts: why BRAIN_TILE_VECTOR_COPIES=2 was measured
-// slower on most configs); 1 rows of 32 floats (128 bytes, one wavefront) whose float4s are permuted per row
-// (tile_kmajor_slot), so that the tiles' 16-byte reads, 4 rows of A or 8 of B per warp at one k, still fall in
-// different banks. Written after the eighth session's last device call, not yet run: a switch for measurements
-// and tests (scripts/gpu-variants BRAIN_TILE_SWIZZLE=1,BRAIN_TILE_VECTOR_COPIES=2).
-#ifndef BRAIN_TILE_SWIZZLE
-#define BRAIN_TILE_SWIZZLE 0
-#endif
 
 // One matrix operand: element (i, j) is p[row(i) * rs + j * cs], with row(i) = index ? index[i] : i (the index
 // maps batch positions to data-set rows through the epoch's permutation).
@@ -312,20 +309,6 @@ static __device__ __forceinline__ void tile_element(unsigned e, bool k_major, un
     }
 }
 
-// Where element (row, k) of a chunk held k-major (a row of BRAIN_TILE_K k per m or n) goes in its stage array.
-// With BRAIN_TILE_SWIZZLE, float4 c of a row goes to c ^ s(row), s(row) = (row & 7) ^ (2 (row / 8) & 7): the rows a
-// warp reads at one k, 4 ty + i for four values of ty (A) and tx + 8 j for tx < 8 (B), then get distinct float4
-// columns, and a quarter warp's copy of one row stays within its 128 bytes.
-static __device__ __forceinline__ unsigned tile_kmajor_slot(unsigned row, unsigned k) {
-#if BRAIN_TILE_SWIZZLE
-    static_assert(BRAIN_TILE_K == 32, "the swizzle permutes a row's 8 float4s");
-    const unsigned s = (row & 7u) ^ ((row >> 2) & 6u);
-    return row * BRAIN_TILE_K + ((((k >> 2) ^ s) << 2) | (k & 3u));
-#else
-    return row * BRAIN_TILE_PITCH + k;
-#endif
-}
-
 // Component i of v (i known at compile time after unrolling).
 static __device__ __forceinline__ float component(const float4& v, unsigned i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
@@ -385,7 +368,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         for (unsigned q = 0; q < a_per_thread; ++q) {
             unsigned k, m;
             tile_element(tid + BRAIN_FUSED_THREADS * q, AK, TM, k, m);
-            a_slot[q] = AK ? tile_kmajor_slot(m, k) : k * BRAIN_TILE_PITCH + m;
+            a_slot[q] = AK ? m * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + m;
             a_k[q] = k;
             a_in[q] = m0 + m < g.m;
             a_row[q] = g.a.ptr(min(m0 + m, g.m - 1), 0);
@@ -394,7 +377,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         for (unsigned q = 0; q < b_per_thread; ++q) {
             unsigned k, n;
             tile_element(tid + BRAIN_FUSED_THREADS * q, BK, BRAIN_TILE, k, n);
-            b_slot[q] = BK ? tile_kmajor_slot(n, k) : k * BRAIN_TILE_PITCH + n;
+            b_slot[q] = BK ? n * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + n;
             b_k[q] = k;
             b_in[q] = n0 + n < g.n;
             b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
@@ -409,7 +392,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         const float* b4_column = g.b.p;
         if (a_vec && tid < 8 * TM) {
             const unsigned r = tid / a_quads, f = 4 * (tid % a_quads);
-            a4_slot = AK ? tile_kmajor_slot(r, f) : r * BRAIN_TILE_PITCH + f;
+            a4_slot = r * BRAIN_TILE_PITCH + f;
             if (AK) {
                 a4_k = f;
                 a4_bytes = m0 + r < g.m ? 16u : 0u;
@@ -422,7 +405,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         if (b_vec) {
             const unsigned r = tid / b_quads, f = 4 * (tid % b_quads);
-            b4_slot = BK ? tile_kmajor_slot(r, f) : r * BRAIN_TILE_PITCH + f;
+            b4_slot = r * BRAIN_TILE_PITCH + f;
             if (BK) {
                 b4_k = f;
                 b4_bytes = n0 + r < g.n ? 16u : 0u;
@@ -535,23 +518,12 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             constexpr unsigned q = group_k / 4;
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
-                // Without the swizzle, the measured form of these addresses: through tile_kmajor_slot ptxas orders
-                // the kernel differently (6 registers more).
-#if BRAIN_TILE_SWIZZLE
-                av[kk] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] +
-                                                               tile_kmajor_slot(4 * ty + kk / q, k0 + 4 * (kk % q)))
-                            : *reinterpret_cast<const float4*>(&st.a[k0 + kk][4 * ty]);
-                bv[kk] = BK ? *reinterpret_cast<const float4*>(
-                                  &st.b[0][0] + tile_kmajor_slot(tx + 8 * (kk / q), k0 + 4 * (kk % q)))
-                            : *reinterpret_cast<const float4*>(&st.b[k0 + kk][4 * tx]);
-#else
                 av[kk] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + kk / q) * BRAIN_TILE_PITCH +
                                                                k0 + 4 * (kk % q))
                             : *reinterpret_cast<const float4*>(&st.a[k0 + kk][4 * ty]);
                 bv[kk] = BK ? *reinterpret_cast<const float4*>(
                                   &st.b[0][0] + (tx + 8 * (kk / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kk % q))
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kk][4 * tx]);
-#endif
             }
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
@@ -650,6 +622,9 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
                                   unsigned tm) {
     const unsigned grid = gridDim.x;
     const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
+    // BRAIN_FUSED_ONE_HEIGHT: one copy of the tile code per kind of product where the four small configs use one.
+    constexpr bool only_half = BRAIN_FUSED_ONE_HEIGHT && KIND == FUSED_FORWARD;
+    constexpr bool only_full = BRAIN_FUSED_ONE_HEIGHT && KIND == FUSED_DELTA;
     brain_u64 busy;
     if (fused_uses_warps(g)) {
         fused_gemm_warps<KIND>(c, g, rank);
@@ -657,11 +632,11 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
     } else if (QUARTER && BRAIN_FUSED_QUARTER_TILES && tm == BRAIN_TILE / 4) {
         if constexpr (QUARTER && BRAIN_FUSED_QUARTER_TILES) fused_gemm_tiles<BRAIN_TILE / 4, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 4, g.m, g.n);
-    } else if (tm == BRAIN_TILE / 2) {
-        fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
+    } else if (only_half || (!only_full && tm == BRAIN_TILE / 2)) {
+        if constexpr (!only_full) fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
-        fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
+        if constexpr (!only_half) fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE, g.m, g.n);
     }
     first = (unsigned)((first + busy) % grid);

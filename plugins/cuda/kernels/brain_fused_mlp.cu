@@ -364,11 +364,27 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 }
 #endif
 
-// One block per SM (the grid the plugin launches), so each thread may have all of its share of the registers.
-extern "C" __global__ void __launch_bounds__(BRAIN_FUSED_THREADS, 1)
-    brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    // 128-byte rows of a swizzled k-major stage (BRAIN_TILE_SWIZZLE) each take one wavefront only when aligned.
-    __shared__ __align__(BRAIN_TILE_SWIZZLE ? 128 : 16) TileShared sh;
+// One block per SM (the grid the plugin launches), so each thread may have up to 255 registers. Left to itself
+// ptxas takes ~246; BRAIN_FUSED_MAX_REGISTERS caps them (__maxnreg__, CUDA 12.4 and newer): 216, the default
+// where the compiler has it, fits the same code without spills, and ptxas's allocation and schedule within it
+// were measured 0.1-0.6 us per step faster on the four small configs (ninth session, docs/performance.md); 0
+// leaves the count to ptxas. A switch for measurements.
+#ifndef BRAIN_FUSED_MAX_REGISTERS
+#if defined(__CUDACC_VER_MAJOR__) &&                                                                               \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define BRAIN_FUSED_MAX_REGISTERS 216
+#else
+#define BRAIN_FUSED_MAX_REGISTERS 0
+#endif
+#endif
+#if BRAIN_FUSED_MAX_REGISTERS
+#define BRAIN_FUSED_BOUNDS __maxnreg__(BRAIN_FUSED_MAX_REGISTERS)
+#else
+#define BRAIN_FUSED_BOUNDS __launch_bounds__(BRAIN_FUSED_THREADS, 1)
+#endif
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    __shared__ __align__(16) TileShared sh;
 #if BRAIN_FUSED_COEFFICIENT_TABLE
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
 #else
