@@ -57,8 +57,10 @@
 #define BRAIN_FUSED_FOLDED_HEAD 1
 #endif
 // Whether forward products always take tiles 16 high and delta products 32 high (1), whatever the phase's height,
-// which leaves the kernel two copies of the tile code fewer (the four small configs use no others), or follow the
-// phase (0, the default). An experiment on the kernel's code size (ninth session).
+// which leaves the kernel two copies of the tile code fewer (266 -> 229 KB; the four small configs run neither),
+// or follow the phase (0, the default). Measured 0.0-0.5 us per step faster on those configs, which its smaller
+// register allocation explains (BRAIN_FUSED_MAX_REGISTERS in brain_fused_mlp.cu gives the same); off because a
+// forward phase of many tiles would take two rounds of half tiles. A switch for measurements and tests.
 #ifndef BRAIN_FUSED_ONE_HEIGHT
 #define BRAIN_FUSED_ONE_HEIGHT 0
 #endif
