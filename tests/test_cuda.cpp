@@ -364,7 +364,8 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             for (const char* defines :
                  {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
                   "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1",
-                  "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0"}) {
+                  "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0",
+                  "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

@@ -64,6 +64,12 @@
 #ifndef BRAIN_FUSED_ONE_HEIGHT
 #define BRAIN_FUSED_ONE_HEIGHT 0
 #endif
+// How many of a chunk's shared loads (each of A and of B) each thread issues before it queues the copies of a later
+// chunk: 0 queues the copies first. Loads issued first land while the copies issue instead of stalling the first
+// multiply-adds; more of them keep more registers live across the copy code.
+#ifndef BRAIN_TILE_LOADS_FIRST
+#define BRAIN_TILE_LOADS_FIRST 1
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -337,6 +343,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
                   "tile shape");
     static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
+    constexpr unsigned loads_first = BRAIN_TILE_LOADS_FIRST; // fused_gemm_tiles' chunk loop
     const unsigned tid = threadIdx.x;
     const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
@@ -510,23 +517,28 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 }
             }
             __syncthreads(); // everyone's have, and the stage refilled next is no longer read
-            issue(chunk + BRAIN_TILE_STAGES - 1);
+            if (loads_first == 0) issue(chunk + BRAIN_TILE_STAGES - 1);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
             const unsigned k0 = group * group_k;
             // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
             // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
-            // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv.
+            // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv. The loads go in the order
+            // the multiply-adds use them (k-major: the four rows of k0..k0+3 first), and the copies of a later
+            // chunk are queued after the first `loads_first` of them, which then land while the copies issue.
             float4 av[group_k], bv[group_k];
             constexpr unsigned q = group_k / 4;
 #pragma unroll
-            for (unsigned kk = 0; kk < group_k; ++kk) {
-                av[kk] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + kk / q) * BRAIN_TILE_PITCH +
-                                                               k0 + 4 * (kk % q))
-                            : *reinterpret_cast<const float4*>(&st.a[k0 + kk][4 * ty]);
-                bv[kk] = BK ? *reinterpret_cast<const float4*>(
-                                  &st.b[0][0] + (tx + 8 * (kk / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kk % q))
-                            : *reinterpret_cast<const float4*>(&st.b[k0 + kk][4 * tx]);
+            for (unsigned l = 0; l < group_k; ++l) {
+                if (loads_first > 0 && l == loads_first) issue(chunk + BRAIN_TILE_STAGES - 1);
+                const unsigned ka = AK ? (l % 4) * q + l / 4 : l, kb = BK ? (l % 4) * q + l / 4 : l;
+                av[ka] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + ka / q) * BRAIN_TILE_PITCH +
+                                                               k0 + 4 * (ka % q))
+                            : *reinterpret_cast<const float4*>(&st.a[k0 + ka][4 * ty]);
+                bv[kb] = BK ? *reinterpret_cast<const float4*>(
+                                  &st.b[0][0] + (tx + 8 * (kb / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kb % q))
+                            : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
             }
+            if (loads_first >= group_k) issue(chunk + BRAIN_TILE_STAGES - 1);
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
 #pragma unroll
