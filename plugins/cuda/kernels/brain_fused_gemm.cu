@@ -343,7 +343,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
                   "tile shape");
     static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
-    constexpr unsigned loads_first = BRAIN_TILE_LOADS_FIRST; // fused_gemm_tiles' chunk loop
+    constexpr unsigned loads_first = BRAIN_TILE_LOADS_FIRST; // shared loads ahead of the copies, per chunk
     const unsigned tid = threadIdx.x;
     const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
