@@ -70,6 +70,14 @@
 #ifndef BRAIN_TILE_LOADS_FIRST
 #define BRAIN_TILE_LOADS_FIRST 1
 #endif
+// Measurement only, never for training (the products come out wrong): a mask of parts of the step left out, to
+// bound what making each cheaper could gain (docs/performance.md, eleventh session). 1: the copies of every chunk
+// past a tile's first BRAIN_TILE_STAGES - 1 (the later chunks multiply stale stages); 2: the block barrier between
+// chunks; 4: the multiply-adds (the shared loads still land); 8: the grid barriers (each only syncs its block,
+// brain_fused_mlp.cu). 0, the default, leaves nothing out.
+#ifndef BRAIN_TILE_ABLATE
+#define BRAIN_TILE_ABLATE 0
+#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -427,6 +435,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
+#if BRAIN_TILE_ABLATE & 1
+            if (chunk + 1 >= BRAIN_TILE_STAGES) chunk = chunks; // measurement only
+#endif
             if (chunk < chunks) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
@@ -516,7 +527,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                         if (k0 + a_k[q] < g.k) sa[a_slot[q]] *= g.scale[k0 + a_k[q]];
                 }
             }
+#if !(BRAIN_TILE_ABLATE & 2) // measurement only when set
             __syncthreads(); // everyone's have, and the stage refilled next is no longer read
+#endif
             if (loads_first == 0) issue(chunk + BRAIN_TILE_STAGES - 1);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
             const unsigned k0 = group * group_k;
@@ -539,6 +552,13 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
             }
             if (loads_first >= group_k) issue(chunk + BRAIN_TILE_STAGES - 1);
+#if BRAIN_TILE_ABLATE & 4 // measurement only: the loads land, nothing multiplies them
+#pragma unroll
+            for (unsigned l = 0; l < group_k; ++l)
+                asm volatile("" ::"f"(av[l].x), "f"(av[l].y), "f"(av[l].z), "f"(av[l].w), "f"(bv[l].x), "f"(bv[l].y),
+                             "f"(bv[l].z), "f"(bv[l].w));
+            if (group_k) continue;
+#endif
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
 #pragma unroll

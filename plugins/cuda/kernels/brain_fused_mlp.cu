@@ -61,6 +61,9 @@
 #endif
 static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
+#if BRAIN_TILE_ABLATE & 8
+    return; // measurement only (brain_fused_gemm.cu)
+#endif
     if (threadIdx.x == 0) {
         const uint32_t add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
         uint32_t* word = &s->barrier_arrived;

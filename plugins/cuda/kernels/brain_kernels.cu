@@ -11,7 +11,20 @@
 
 typedef unsigned long long brain_u64;
 
-static __device__ __forceinline__ float brain_activate(int act, float z, float param) {
+// Whether the activations that cost a transcendental function (sigmoid, tanh, GELU) are called out of line
+// (1) instead of inlined at every use (0): every copy of an epilogue holds all of them, though a network runs one or
+// two, and the fused kernel's code outgrows the instruction cache (docs/performance.md). A switch for
+// measurements and tests; the results are the same bits either way.
+#ifndef BRAIN_ACT_OUT_OF_LINE
+#define BRAIN_ACT_OUT_OF_LINE 1
+#endif
+#if BRAIN_ACT_OUT_OF_LINE
+#define BRAIN_ACT_INLINE __noinline__
+#else
+#define BRAIN_ACT_INLINE __forceinline__
+#endif
+
+static __device__ BRAIN_ACT_INLINE float brain_activate_any(int act, float z, float param) {
     switch (act) {
     case BRAIN_ACT_RELU: return z > 0.0f ? z : 0.0f;
     case BRAIN_ACT_LEAKY_RELU: return z > 0.0f ? z : param * z;
@@ -21,8 +34,16 @@ static __device__ __forceinline__ float brain_activate(int act, float z, float p
     default: return z;
     }
 }
+static __device__ __forceinline__ float brain_activate(int act, float z, float param) {
+    if (BRAIN_ACT_OUT_OF_LINE) { // the cheap ones inline, the others through the call
+        if (act == BRAIN_ACT_RELU) return z > 0.0f ? z : 0.0f;
+        if (act == BRAIN_ACT_LEAKY_RELU) return z > 0.0f ? z : param * z;
+        if (act == BRAIN_ACT_LINEAR || act == BRAIN_ACT_SOFTMAX) return z;
+    }
+    return brain_activate_any(act, z, param);
+}
 
-static __device__ __forceinline__ float brain_derivative(int act, float z, float a, float param) {
+static __device__ BRAIN_ACT_INLINE float brain_derivative_any(int act, float z, float a, float param) {
     switch (act) {
     case BRAIN_ACT_RELU: return z > 0.0f ? 1.0f : 0.0f;
     case BRAIN_ACT_LEAKY_RELU: return z > 0.0f ? 1.0f : param;
@@ -35,6 +56,16 @@ static __device__ __forceinline__ float brain_derivative(int act, float z, float
     }
     default: return 1.0f;
     }
+}
+static __device__ __forceinline__ float brain_derivative(int act, float z, float a, float param) {
+    if (BRAIN_ACT_OUT_OF_LINE) {
+        if (act == BRAIN_ACT_RELU) return z > 0.0f ? 1.0f : 0.0f;
+        if (act == BRAIN_ACT_LEAKY_RELU) return z > 0.0f ? 1.0f : param;
+        if (act == BRAIN_ACT_SIGMOID) return a * (1.0f - a);
+        if (act == BRAIN_ACT_TANH) return 1.0f - a * a;
+        if (act == BRAIN_ACT_LINEAR || act == BRAIN_ACT_SOFTMAX) return 1.0f;
+    }
+    return brain_derivative_any(act, z, a, param);
 }
 
 static __device__ __forceinline__ float warp_sum(float v) {
