@@ -555,8 +555,8 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #if BRAIN_TILE_ABLATE & 4 // measurement only: the loads land, nothing multiplies them
 #pragma unroll
             for (unsigned l = 0; l < group_k; ++l)
-                asm volatile("" ::"f"(av[l].x), "f"(av[l].y), "f"(av[l].z), "f"(av[l].w), "f"(bv[l].x), "f"(bv[l].y),
-                             "f"(bv[l].z), "f"(bv[l].w));
+                asm volatile("" ::"f"(av[l].x), "f"(av[l].y), "f"(av[l].z), "f"(av[l].w), "f"(bv[l].x),
+                             "f"(bv[l].y), "f"(bv[l].z), "f"(bv[l].w));
             if (group_k) continue;
 #endif
 #pragma unroll
