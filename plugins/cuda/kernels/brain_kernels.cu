@@ -12,8 +12,8 @@
 typedef unsigned long long brain_u64;
 
 // Whether the activations that cost a transcendental function (sigmoid, tanh, GELU) are called out of line
-// (1) instead of inlined at every use (0): every copy of an epilogue holds all of them, though a network runs one or
-// two, and the fused kernel's code outgrows the instruction cache (docs/performance.md). A switch for
+// (1) instead of inlined at every use (0): every copy of an epilogue holds all of them, though a network runs one
+// or two, and the fused kernel's code outgrows the instruction cache (docs/performance.md). A switch for
 // measurements and tests; the results are the same bits either way.
 #ifndef BRAIN_ACT_OUT_OF_LINE
 #define BRAIN_ACT_OUT_OF_LINE 1
@@ -24,6 +24,8 @@ typedef unsigned long long brain_u64;
 #define BRAIN_ACT_INLINE __forceinline__
 #endif
 
+// Every activation, so that with BRAIN_ACT_OUT_OF_LINE=0 brain_activate is this switch alone (the kernel as it
+// was before the switch, byte for byte); with 1 the callers below take the cheap cases first, the rest here.
 static __device__ BRAIN_ACT_INLINE float brain_activate_any(int act, float z, float param) {
     switch (act) {
     case BRAIN_ACT_RELU: return z > 0.0f ? z : 0.0f;
