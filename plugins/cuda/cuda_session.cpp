@@ -274,17 +274,44 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     }
     if (const char* profile = std::getenv("BRAIN_CUDA_FUSED_PROFILE");
         profile && std::strcmp(profile, "1") == 0 && batch_count() > 1) {
-        m_fused_profile = m_allocator.allocate(8ull * BRAIN_FUSED_PROFILE_SLOTS, MemoryKind::Workspace,
+        m_fused_profile = m_allocator.allocate(8ull * BRAIN_FUSED_PROFILE_TOTAL, MemoryKind::Workspace,
                                                "the fused epoch's profile");
-        check_cuda(cudaMemset(m_fused_profile.get(), 0, 8ull * BRAIN_FUSED_PROFILE_SLOTS), "cudaMemset");
+        check_cuda(cudaMemset(m_fused_profile.get(), 0, 8ull * BRAIN_FUSED_PROFILE_TOTAL), "cudaMemset");
         a.profile = static_cast<uint64_t*>(m_fused_profile.get());
     }
 }
 
-// BRAIN_CUDA_FUSED_PROFILE=1: log how long each phase of the epoch's second step took (tuning only).
-void CudaSession::log_fused_profile() {
-    std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS] = {};
-    if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) != cudaSuccess) return;
+// BRAIN_CUDA_FUSED_PROFILE=1: log how long each phase of the epoch's second step took (tuning only); with the
+// kernel's BRAIN_FUSED_PROFILE_EPOCH=1 also the epoch's time line, against `host_us`, the host's time from the
+// launch to the end of the epoch.
+void CudaSession::log_fused_profile(double host_us) {
+    std::vector<std::uint64_t> all(BRAIN_FUSED_PROFILE_TOTAL);
+    if (cudaMemcpy(all.data(), m_fused_profile.get(), 8 * all.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return;
+    const std::uint64_t* stamps = all.data();
+    const std::uint64_t* epoch = stamps + BRAIN_FUSED_PROFILE_SLOTS; // entry, exit, then each step's start
+    const std::size_t steps = std::min<std::size_t>(batch_count(), BRAIN_FUSED_PROFILE_STEPS);
+    if (epoch[0] != 0 && epoch[1] > epoch[0] && steps >= 4 && batch_count() <= BRAIN_FUSED_PROFILE_STEPS) {
+        // Step b lasts from its start to the next one's (the last: to the exit, which adds the epoch's end).
+        std::vector<double> us;
+        for (std::size_t b = 0; b + 1 < steps; ++b) us.push_back((epoch[3 + b] - epoch[2 + b]) / 1000.0);
+        std::vector<double> later(us.begin() + 2, us.end()); // step 1 holds the profile's two empty barriers
+        std::sort(later.begin(), later.end());
+        double sum = 0;
+        for (double v : later) sum += v;
+        auto fixed = [](double v) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.2f", v);
+            return std::string(text);
+        };
+        log_message(1, "fused epoch time line (microseconds): host, launch to the kernel's end " + fixed(host_us) +
+                           ", kernel (block 0, entry to exit) " + fixed((epoch[1] - epoch[0]) / 1000.0) +
+                           ", entry to step 0 " + fixed((epoch[2] - epoch[0]) / 1000.0) + ", step 0 " +
+                           fixed(us[0]) + ", steps 2.." + std::to_string(steps - 2) + " mean " +
+                           fixed(sum / later.size()) + " min " + fixed(later.front()) + " median " +
+                           fixed(later[later.size() / 2]) + " max " + fixed(later.back()) + ", last step to exit " +
+                           fixed((epoch[1] - epoch[1 + steps]) / 1000.0));
+    }
     const std::size_t layers = m_plan.layers.size();
     std::string text =
         "fused epoch profile (microseconds, step 2): barrier " + std::to_string((stamps[2] - stamps[0]) / 2000.0);
@@ -589,10 +616,11 @@ float CudaSession::train_epoch() {
         if (!m_resident) {
             run_staged_epoch();
         } else if (m_fused) {
+            const auto launched = Clock::now();
             launch_fused_epoch();
             if (m_fused_profile.get()) {
                 check_cuda(cudaStreamSynchronize(stream), "the epoch");
-                log_fused_profile();
+                log_fused_profile(std::chrono::duration<double, std::micro>(Clock::now() - launched).count());
             }
         } else if (!m_use_graphs) {
             enqueue_resident_epoch();

@@ -69,7 +69,7 @@ private:
     // The fused kernel's arguments; `spare_bytes` of the budget are left for its optional workspace.
     void prepare_fused_epoch(std::uint64_t spare_bytes);
     void launch_fused_epoch();
-    void log_fused_profile();
+    void log_fused_profile(double host_us);
     std::size_t batch_count() const noexcept;
 
     SessionPlan m_plan;

@@ -73,5 +73,9 @@ typedef struct brain_fused_epoch_args {
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64
+/* With BRAIN_FUSED_PROFILE_EPOCH=1 in the kernel's defines: after the phase stamps, block 0's stamps of the kernel's
+ * entry, its exit, and the start of each of the epoch's first BRAIN_FUSED_PROFILE_STEPS steps. */
+#define BRAIN_FUSED_PROFILE_STEPS 512
+#define BRAIN_FUSED_PROFILE_TOTAL (BRAIN_FUSED_PROFILE_SLOTS + 2 + BRAIN_FUSED_PROFILE_STEPS)
 
 #endif

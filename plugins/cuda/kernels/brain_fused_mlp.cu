@@ -94,6 +94,22 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
 }
 
+// Tuning only: with BRAIN_CUDA_FUSED_PROFILE=1 and this switch set (BRAIN_CUDA_KERNEL_DEFINES), block 0 also stamps
+// the kernel's entry, its exit and each step's start (BRAIN_FUSED_PROFILE_TOTAL in device_scalars.h), so that the
+// plugin can set the epoch's own time against a step's. Compiled out by default: the kernel stays as measured.
+#ifndef BRAIN_FUSED_PROFILE_EPOCH
+#define BRAIN_FUSED_PROFILE_EPOCH 0
+#endif
+static __device__ __forceinline__ void profile_epoch_stamp(const brain_fused_epoch_args& a, unsigned slot) {
+#if BRAIN_FUSED_PROFILE_EPOCH
+    if (a.profile && blockIdx.x == 0 && threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_TOTAL) {
+        brain_u64 now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        a.profile[slot] = now;
+    }
+#endif
+}
+
 // BRAIN_CUDA_FUSED_PROFILE: block 0 stamps the global timer after each barrier of batch 1 (slot 0: before it).
 static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_args& a, brain_u64 batch,
                                                      unsigned& slot) {
@@ -410,6 +426,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     const unsigned warp = blockIdx.x * BRAIN_FUSED_WARPS + threadIdx.x / BRAIN_WARP;
     const unsigned warps = gridDim.x * BRAIN_FUSED_WARPS;
     const unsigned lane = threadIdx.x % BRAIN_WARP;
+    profile_epoch_stamp(args, BRAIN_FUSED_PROFILE_SLOTS);
 
     if (args.perm) {
         for (brain_u64 p = thread; p < args.rows; p += threads)
@@ -424,6 +441,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         const brain_u64 start = b * args.batch_size;
         const unsigned rows = (unsigned)min((brain_u64)args.batch_size, args.rows - start);
         c.batch = (int)b;
+        profile_epoch_stamp(args, BRAIN_FUSED_PROFILE_SLOTS + 2 + (unsigned)min(b, (brain_u64)BRAIN_FUSED_PROFILE_STEPS));
         unsigned slot = 0;
         if (args.profile && b == 1) { // two empty barriers: what a barrier alone costs
             profile_stamp(args, b, slot);
@@ -636,4 +654,5 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         finish_epoch(s, args.rows);
         s->step = step0 + batches;
     }
+    profile_epoch_stamp(args, BRAIN_FUSED_PROFILE_SLOTS + 1);
 }
