@@ -24,7 +24,10 @@
 constexpr unsigned kStride = 32; // words 128 bytes apart: separate L2 lines
 
 // The fused kernel's barrier (brain_fused_mlp.cu, BRAIN_GRID_BARRIER_ACQ_REL=1): one word, whose top bit flips
-// when the last block arrives.
+// when the last block arrives. ACQUIRE: after the polls, 1 (the kernel's) one acquire-release fence, 2 one acquire
+// load of the word instead, 0 nothing (measurement only: no acquire, so the block may read stale data; shows what
+// the acquire costs).
+template <int ACQUIRE = 1>
 __device__ void barrier_kernel(unsigned* word) {
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -34,7 +37,8 @@ __device__ void barrier_kernel(unsigned* word) {
         do {
             asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
         } while (((seen ^ now) & 0x80000000u) == 0);
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        if (ACQUIRE == 1) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        if (ACQUIRE == 2) asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
     }
     __syncthreads();
 }
@@ -99,6 +103,10 @@ __global__ void run(unsigned* words, unsigned* slots, unsigned* parity, unsigned
         if (threadIdx.x == 0) buf[b] = (unsigned)i;
         if constexpr (FORM == 1)
             barrier_kernel(words);
+        else if constexpr (FORM == 2)
+            barrier_kernel<2>(words);
+        else if constexpr (FORM == 3)
+            barrier_kernel<0>(words);
         else if constexpr (FORM == 0)
             barrier_cluster_wait(words, parity + b);
         else
@@ -185,6 +193,8 @@ int main(int argc, char** argv) {
     std::printf("%s, %d SMs, %d iterations\n", prop.name, sms, iters);
     for (int round = 0; round < 3; ++round) {
         time_form<1>("one word (the kernel's)", sms, buf, iters, 1, smem);
+        time_form<2>("one word, acquire load", sms, buf, iters, 1, smem);
+        time_form<3>("one word, no acquire (!)", sms, buf, iters, 1, smem);
         time_form<100>("1 counting word", sms, buf, iters, 1, smem);
         time_form<200>("2 counting words", sms, buf, iters, 1, smem);
         time_form<400>("4 counting words", sms, buf, iters, 1, smem);

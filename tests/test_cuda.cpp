@@ -362,13 +362,14 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             // is, the phase's height); and with the kernel's register count left to ptxas (as it is, capped at
             // 216); and with every chunk's copies queued before its shared loads, or after four of them (as it is,
             // after one); and with three copy stages (as it is, four); and with every activation inlined (as it
-            // is, sigmoid, tanh and GELU called out of line).
+            // is, sigmoid, tanh and GELU called out of line); and with the grid barrier's acquire as a fence (as it
+            // is, a load of the barrier's word).
             for (const char* defines :
                  {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
                   "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1",
                   "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0",
                   "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4", "BRAIN_TILE_STAGES=3",
-                  "BRAIN_ACT_OUT_OF_LINE=0"}) {
+                  "BRAIN_ACT_OUT_OF_LINE=0", "BRAIN_GRID_BARRIER_ACQ_REL=1"}) {
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;

@@ -110,7 +110,7 @@ TEST_CASE("CUDA kernel tuning defines become #define lines and bad ones are refu
           "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1", "BRAIN_TILE_PROLOGUE_LOOP=0",
           "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0",
           "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4", "BRAIN_ACT_OUT_OF_LINE=0", "BRAIN_TILE_ABLATE=15",
-          "BRAIN_FUSED_PROFILE_EPOCH=1"}) {
+          "BRAIN_FUSED_PROFILE_EPOCH=1", "BRAIN_GRID_BARRIER_ACQ_REL=1"}) {
         INFO(variant);
         brain::test::ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string(variant));
         CHECK_FALSE(brain::cuda::compile(brain::cuda::kernel_source(), brain::cuda::choose_target(9, 0)).empty());
