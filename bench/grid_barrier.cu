@@ -124,6 +124,12 @@ struct Buffers {
     unsigned* slots;
     unsigned* parity;
     unsigned* errors;
+    // Every form starts from zeroed words, parities and error counts (the slots need no reset).
+    void reset() const {
+        CHECK(cudaMemset(words, 0, 16 * kStride * sizeof(unsigned)));
+        CHECK(cudaMemset(parity, 0, 1024 * sizeof(unsigned)));
+        CHECK(cudaMemset(errors, 0, 2 * sizeof(unsigned)));
+    }
 };
 
 template <int FORM>
@@ -132,9 +138,6 @@ static void time_form(const char* name, int sms, const Buffers& buf, int iters, 
     CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (cluster > 1) CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     const unsigned grid = cluster > 1 ? (sms / cluster) * cluster : sms;
-    CHECK(cudaMemset(buf.words, 0, 16 * kStride * sizeof(unsigned)));
-    CHECK(cudaMemset(buf.parity, 0, 1024 * sizeof(unsigned)));
-    CHECK(cudaMemset(buf.errors, 0, 2 * sizeof(unsigned)));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(256);
@@ -163,11 +166,10 @@ static void time_form(const char* name, int sms, const Buffers& buf, int iters, 
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
+    buf.reset();
     CHECK(cudaLaunchKernelEx(&cfg, run<FORM>, buf.words, buf.slots, buf.parity, buf.errors, 100)); // warm-up
     CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemset(buf.words, 0, 16 * kStride * sizeof(unsigned)));
-    CHECK(cudaMemset(buf.parity, 0, 1024 * sizeof(unsigned)));
-    CHECK(cudaMemset(buf.errors, 0, 2 * sizeof(unsigned)));
+    buf.reset();
     CHECK(cudaEventRecord(start));
     CHECK(cudaLaunchKernelEx(&cfg, run<FORM>, buf.words, buf.slots, buf.parity, buf.errors, iters));
     CHECK(cudaEventRecord(stop));

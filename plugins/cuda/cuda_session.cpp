@@ -290,27 +290,24 @@ void CudaSession::log_fused_profile(double host_us) {
         return;
     const std::uint64_t* stamps = all.data();
     const std::uint64_t* epoch = stamps + BRAIN_FUSED_PROFILE_SLOTS; // entry, exit, then each step's start
-    const std::size_t steps = std::min<std::size_t>(batch_count(), BRAIN_FUSED_PROFILE_STEPS);
-    if (epoch[0] != 0 && epoch[1] > epoch[0] && steps >= 4 && batch_count() <= BRAIN_FUSED_PROFILE_STEPS) {
-        // Step b lasts from its start to the next one's (the last: to the exit, which adds the epoch's end).
-        std::vector<double> us;
-        for (std::size_t b = 0; b + 1 < steps; ++b) us.push_back((epoch[3 + b] - epoch[2 + b]) / 1000.0);
-        std::vector<double> later(us.begin() + 2, us.end()); // step 1 holds the profile's two empty barriers
+    const std::size_t steps = batch_count();
+    if (epoch[0] != 0 && epoch[1] > epoch[0] && steps >= 4 && steps <= BRAIN_FUSED_PROFILE_STEPS) {
+        // Steps 2.. but the last (step 1 holds the profile's two empty barriers; the last ends with the epoch's
+        // end), each from its start to the next one's.
+        std::vector<double> later;
+        for (std::size_t b = 2; b + 1 < steps; ++b) later.push_back((epoch[3 + b] - epoch[2 + b]) / 1000.0);
         std::sort(later.begin(), later.end());
         double sum = 0;
         for (double v : later) sum += v;
-        auto fixed = [](double v) {
-            char text[32];
-            std::snprintf(text, sizeof text, "%.2f", v);
-            return std::string(text);
-        };
-        log_message(1, "fused epoch time line (microseconds): host, launch to the kernel's end " + fixed(host_us) +
-                           ", kernel (block 0, entry to exit) " + fixed((epoch[1] - epoch[0]) / 1000.0) +
-                           ", entry to step 0 " + fixed((epoch[2] - epoch[0]) / 1000.0) + ", step 0 " +
-                           fixed(us[0]) + ", steps 2.." + std::to_string(steps - 2) + " mean " +
-                           fixed(sum / later.size()) + " min " + fixed(later.front()) + " median " +
-                           fixed(later[later.size() / 2]) + " max " + fixed(later.back()) + ", last step to exit " +
-                           fixed((epoch[1] - epoch[1 + steps]) / 1000.0));
+        char text[512];
+        std::snprintf(text, sizeof text,
+                      "fused epoch time line (microseconds): host, launch to the kernel's end %.2f, kernel (block "
+                      "0, entry to exit) %.2f, entry to step 0 %.2f, step 0 %.2f, steps 2..%zu mean %.2f min %.2f "
+                      "median %.2f max %.2f, last step to exit %.2f",
+                      host_us, (epoch[1] - epoch[0]) / 1000.0, (epoch[2] - epoch[0]) / 1000.0,
+                      (epoch[3] - epoch[2]) / 1000.0, steps - 2, sum / later.size(), later.front(),
+                      later[later.size() / 2], later.back(), (epoch[1] - epoch[1 + steps]) / 1000.0);
+        log_message(1, text);
     }
     const std::size_t layers = m_plan.layers.size();
     std::string text =

@@ -101,6 +101,13 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
 }
 
+// The GPU's nanosecond clock, for the profiles' stamps.
+static __device__ __forceinline__ brain_u64 global_timer() {
+    brain_u64 now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+
 // Tuning only: with BRAIN_CUDA_FUSED_PROFILE=1 and this switch set (BRAIN_CUDA_KERNEL_DEFINES), block 0 also stamps
 // the kernel's entry, its exit and each step's start (BRAIN_FUSED_PROFILE_TOTAL in device_scalars.h), so that the
 // plugin can set the epoch's own time against a step's. Compiled out by default: the kernel stays as measured.
@@ -109,11 +116,8 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
 #endif
 static __device__ __forceinline__ void profile_epoch_stamp(const brain_fused_epoch_args& a, unsigned slot) {
 #if BRAIN_FUSED_PROFILE_EPOCH
-    if (a.profile && blockIdx.x == 0 && threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_TOTAL) {
-        brain_u64 now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        a.profile[slot] = now;
-    }
+    if (a.profile && blockIdx.x == 0 && threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_TOTAL)
+        a.profile[slot] = global_timer();
 #endif
 }
 
@@ -121,11 +125,7 @@ static __device__ __forceinline__ void profile_epoch_stamp(const brain_fused_epo
 static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_args& a, brain_u64 batch,
                                                      unsigned& slot) {
     if (!a.profile || batch != 1 || blockIdx.x != 0) return;
-    if (threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_SLOTS) {
-        brain_u64 now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        a.profile[slot] = now;
-    }
+    if (threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_SLOTS) a.profile[slot] = global_timer();
     ++slot;
 }
 
