@@ -332,6 +332,10 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          333,
          64},
     };
+    // BRAIN_TEST_DEFAULT_KERNEL_ONLY=1 keeps the kernel as it is only, for a slow tool (racecheck in
+    // scripts/gpu-closing), which otherwise runs out of time before the last variant.
+    const char* only = std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY");
+    const bool default_only = only != nullptr && std::string(only) == "1";
     // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
     for (const Case& c : cases) DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
             INFO(c.name << ", shuffle " << shuffle);
@@ -364,10 +368,6 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
             // after one); and with three copy stages (as it is, four); and with every activation inlined (as it
             // is, sigmoid, tanh and GELU called out of line); and with the grid barrier's acquire as a fence (as it
             // is, a load of the barrier's word).
-            // BRAIN_TEST_DEFAULT_KERNEL_ONLY=1 keeps the kernel as it is only, for a slow tool (racecheck in
-            // scripts/gpu-closing), which otherwise runs out of time before the last variant.
-            const bool default_only = std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY") != nullptr &&
-                                      std::string(std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY")) == "1";
             for (const char* defines :
                  {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
                   "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1",
