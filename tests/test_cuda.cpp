@@ -336,6 +336,10 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
     // scripts/gpu-closing), which otherwise runs out of time before the last variant.
     const char* only = std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY");
     const bool default_only = only != nullptr && std::string(only) == "1";
+    // BRAIN_TEST_KERNEL_VARIANT=DEFINES keeps the kernel as it is and that one variant of the list below, for a
+    // short device call that measures a new switch (scripts/gpu-closing's TEST_VARIANT).
+    const char* variant_env = std::getenv("BRAIN_TEST_KERNEL_VARIANT");
+    const std::string variant_only = variant_env != nullptr ? variant_env : "";
     // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
     for (const Case& c : cases) DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
             INFO(c.name << ", shuffle " << shuffle);
@@ -375,6 +379,7 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
                   "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4", "BRAIN_TILE_STAGES=3",
                   "BRAIN_ACT_OUT_OF_LINE=0", "BRAIN_GRID_BARRIER_ACQ_REL=1"}) {
                 if (default_only && *defines != '\0') continue;
+                if (!variant_only.empty() && *defines != '\0' && variant_only != defines) continue;
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;
