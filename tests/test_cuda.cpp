@@ -332,14 +332,17 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
          333,
          64},
     };
-    // BRAIN_TEST_DEFAULT_KERNEL_ONLY=1 keeps the kernel as it is only, for a slow tool (racecheck in
-    // scripts/gpu-closing), which otherwise runs out of time before the last variant.
+    // Which kernel variants of the list below run beside the kernel as it is: all of them; none with
+    // BRAIN_TEST_DEFAULT_KERNEL_ONLY=1, for a slow tool (racecheck in scripts/gpu-closing), which otherwise runs
+    // out of time before the last; only DEFINES with BRAIN_TEST_KERNEL_VARIANT=DEFINES, for a short device call
+    // that measures a new switch (scripts/gpu-closing's TEST_VARIANT).
     const char* only = std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY");
-    const bool default_only = only != nullptr && std::string(only) == "1";
-    // BRAIN_TEST_KERNEL_VARIANT=DEFINES keeps the kernel as it is and that one variant of the list below, for a
-    // short device call that measures a new switch (scripts/gpu-closing's TEST_VARIANT).
     const char* variant_env = std::getenv("BRAIN_TEST_KERNEL_VARIANT");
-    const std::string variant_only = variant_env != nullptr ? variant_env : "";
+    const bool default_only = only != nullptr && std::string(only) == "1";
+    const std::string wanted = variant_env != nullptr ? variant_env : "";
+    const auto runs = [&](const char* defines) {
+        return *defines == '\0' || (!default_only && (wanted.empty() || wanted == defines));
+    };
     // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
     for (const Case& c : cases) DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
             INFO(c.name << ", shuffle " << shuffle);
@@ -378,8 +381,7 @@ TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "
                   "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0",
                   "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4", "BRAIN_TILE_STAGES=3",
                   "BRAIN_ACT_OUT_OF_LINE=0", "BRAIN_GRID_BARRIER_ACQ_REL=1"}) {
-                if (default_only && *defines != '\0') continue;
-                if (!variant_only.empty() && *defines != '\0' && variant_only != defines) continue;
+                if (!runs(defines)) continue;
                 INFO("kernel defines '" << defines << "'");
                 auto fused = base;
                 brain::FitReport fused_report;
