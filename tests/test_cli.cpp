@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -476,4 +477,34 @@ TEST_CASE("the chapter's exercises run and explain what this machine cannot do",
         CHECK(contains(r.output, "accuracy "));
         check_gpu_part(r.output, "gpu/cpu time: ");
     }
+}
+
+TEST_CASE("brain_gemm_rate times a step's products or says in one line why it cannot", "[cli]") {
+    // Built only where CMake found the CUDA toolkit.
+    if (!fs::exists(fs::path(BRAIN_TEST_BIN_DIR) / "brain_gemm_rate"))
+        BRAIN_SKIP("brain_gemm_rate was not built (no CUDA toolkit)");
+    const auto bad = run(bin("brain_gemm_rate") + " --configs x1024,nonesuch");
+    INFO(bad.output);
+    CHECK(bad.status == 2);
+    CHECK(
+        contains(bad.output, "unknown config \"nonesuch\"; expected one of huge, seed16, wide, x1024, x256, x64"));
+
+    const auto r = run(bin("brain_gemm_rate") + " --configs x1024 --repeats 1 --calls 2");
+    INFO(r.output);
+    if (!cuda_usable()) {
+        CHECK(r.status == 2);
+        CHECK(contains(r.output, "error: no usable CUDA GPU: "));
+        CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+        return;
+    }
+    REQUIRE(r.status == 0);
+    const auto json = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    CHECK(json.at("cfg") == "x1024");
+    // x1024 is 1024-256-256-1: three forward products, three weight gradients, two input gradients.
+    CHECK(json.at("shapes").size() == 8);
+    const double sum = json.at("gemm_seconds_per_step").get<double>();
+    const double graph = json.at("graph_seconds_per_step").get<double>();
+    CHECK(sum > 0.0);
+    CHECK(graph > 0.0);
+    CHECK(graph < 1e-2); // eight small products replayed from one graph: microseconds, not milliseconds
 }

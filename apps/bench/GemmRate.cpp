@@ -1,7 +1,10 @@
 // brain_gemm_rate: the rate cuBLAS alone reaches on exactly the GEMMs one training step of brain_bench's
-// compute-bound workloads performs. Issue 4 asks wide and huge to reach "at least 90% of the float32 GEMM rate the
-// same machine measures with cuBLAS"; this program is that measurement, and scripts/gemm-rate-compare divides its
-// GEMM time per step by brain's whole step time.
+// workloads performs. Issue 4 asks wide and huge to reach "at least 90% of the float32 GEMM rate the same machine
+// measures with cuBLAS"; this program is that measurement, and scripts/gemm-rate-compare divides its GEMM time per
+// step by brain's whole step time. For the small configs (seed16 ... x1024), which brain trains in its fused epoch
+// kernel, the same figures bound the step from the other side: what the step's products alone cost as the vendor's
+// library runs them, one after another and as one CUDA graph, and (--once, under Nsight Compute) each product's
+// kernels alone.
 //
 // It links only the CUDA runtime and cuBLAS, never brain::core, so the reference cannot inherit brain's overheads
 // (or its bugs). The calls mirror plugins/cuda/cuda_session.cpp (same transposes, leading dimensions, compute type,
@@ -14,10 +17,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <iostream>
 #include <map>
+#include <nvtx3/nvToolsExt.h>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -41,7 +46,8 @@ void check(cublasStatus_t status, const std::string& what) {
     throw Failure(what + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 
-// The MLPs of apps/bench/BenchMain.cpp's compute-bound workloads: layer widths input..output, and the batch.
+// The MLPs of apps/bench/BenchMain.cpp's workloads (bench/torch_mlp.py's): layer widths input..output, and the
+// batch.
 struct Mlp {
     std::vector<int> widths;
     int batch;
@@ -49,8 +55,9 @@ struct Mlp {
 
 const std::map<std::string, Mlp>& mlps() {
     static const std::map<std::string, Mlp> m = {
-        {"wide", {{1024, 4096, 4096, 16}, 1024}},
-        {"huge", {{4096, 8192, 8192, 8192, 16}, 4096}},
+        {"seed16", {{16, 256, 256, 1}, 256}},     {"x64", {{64, 256, 256, 1}, 256}},
+        {"x256", {{256, 256, 256, 1}, 256}},      {"x1024", {{1024, 256, 256, 1}, 256}},
+        {"wide", {{1024, 4096, 4096, 16}, 1024}}, {"huge", {{4096, 8192, 8192, 8192, 16}, 4096}},
     };
     return m;
 }
@@ -152,11 +159,55 @@ private:
     cublasHandle_t m_handle = nullptr;
 };
 
+// A CUDA graph captured from a stream, and its executable instance; owns both.
+class Graph {
+public:
+    // Captures every call `record` makes on `stream` (which must be idle and not the legacy default stream).
+    template <class Record>
+    Graph(cudaStream_t stream, Record&& record, const std::string& what) {
+        check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+              "cudaStreamBeginCapture (" + what + ")");
+        try {
+            record();
+        } catch (...) {
+            (void)cudaStreamEndCapture(stream, &m_graph); // leaves the stream usable; the graph is freed below
+            destroy();
+            throw;
+        }
+        check(cudaStreamEndCapture(stream, &m_graph), "cudaStreamEndCapture (" + what + ")");
+        const cudaError_t status = cudaGraphInstantiate(&m_exec, m_graph, 0);
+        if (status != cudaSuccess) destroy();
+        check(status, "cudaGraphInstantiate (" + what + ")");
+    }
+    ~Graph() { destroy(); }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    cudaGraphExec_t get() const { return m_exec; }
+
+private:
+    void destroy() noexcept {
+        if (m_exec) (void)cudaGraphExecDestroy(m_exec);
+        if (m_graph) (void)cudaGraphDestroy(m_graph);
+        m_exec = nullptr;
+        m_graph = nullptr;
+    }
+    cudaGraph_t m_graph = nullptr;
+    cudaGraphExec_t m_exec = nullptr;
+};
+
+// The median of a non-empty sample.
+double median(std::vector<double> samples) {
+    std::sort(samples.begin(), samples.end());
+    const std::size_t mid = samples.size() / 2;
+    return samples.size() % 2 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+}
+
 class Timer {
 public:
+    // `calls`: calls (or graph replays) per timed run; 0 works out enough to last about 2 ms.
     Timer(cublasHandle_t handle, cudaStream_t stream, cublasComputeType_t compute, const float* a, const float* b,
-          float* c)
-        : m_handle(handle), m_stream(stream), m_compute(compute), m_a(a), m_b(b), m_c(c) {}
+          float* c, int calls)
+        : m_handle(handle), m_stream(stream), m_compute(compute), m_a(a), m_b(b), m_c(c), m_calls(calls) {}
 
     // Median seconds per call over `repeats` timed runs. Each run queues enough back-to-back calls to last about
     // 2 ms, so small GEMMs (a few microseconds) are timed at the GPU's throughput, as inside brain's CUDA graph,
@@ -166,18 +217,60 @@ public:
         const std::string what = "cublasGemmEx (" + g.op + " " + std::to_string(g.m) + "x" + std::to_string(g.n) +
                                  "x" + std::to_string(g.k) + ")";
         // Warm-up: the first call chooses the kernel and loads its module.
-        for (int i = 0; i < 3; ++i) call(g, what);
-        check(cudaStreamSynchronize(m_stream), what + " warm-up");
-        const double estimate = time_calls(g, what, 10) / 10.0;
-        const int calls = static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(estimate, 1e-9)), 1.0, 10000.0));
+        warm_up(g, what);
+        const auto run = [&] { call(g, what); };
+        const int calls = calls_per_run(time_runs(run, what, 10) / 10.0);
         std::vector<double> samples;
-        for (int r = 0; r < repeats; ++r) samples.push_back(time_calls(g, what, calls) / calls);
-        std::sort(samples.begin(), samples.end());
-        const std::size_t mid = samples.size() / 2;
-        return samples.size() % 2 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+        for (int r = 0; r < repeats; ++r) samples.push_back(time_runs(run, what, calls) / calls);
+        return median(samples);
+    }
+
+    // Median seconds per step of `gemms` captured once, in order, into one CUDA graph and replayed back to back:
+    // the step's products alone, launched as PyTorch's graph variant and brain's graph path launch theirs.
+    double seconds_per_graph(const std::vector<Gemm>& gemms, const std::string& what, int repeats) {
+        for (const Gemm& g : gemms) warm_up(g, what); // kernel choice and module loads stay out of the capture
+        const Graph graph(
+            m_stream,
+            [&] {
+                for (const Gemm& g : gemms) call(g, what);
+            },
+            what);
+        const auto run = [&] { check(cudaGraphLaunch(graph.get(), m_stream), "cudaGraphLaunch (" + what + ")"); };
+        for (int i = 0; i < 3; ++i) run();
+        check(cudaStreamSynchronize(m_stream), what + " graph warm-up");
+        const int replays = calls_per_run(time_runs(run, what, 10) / 10.0);
+        std::vector<double> samples;
+        for (int r = 0; r < repeats; ++r) samples.push_back(time_runs(run, what, replays) / replays);
+        return median(samples);
+    }
+
+    // One call of each of `gemms` (warmed up first, outside the profiled range) between cudaProfilerStart and
+    // cudaProfilerStop, each in an NVTX range named names[i], so that Nsight Compute (--profile-from-start off
+    // --nvtx --print-nvtx-rename kernel) reports every kernel a product launches under the product's name.
+    void profile_once(const std::vector<Gemm>& gemms, const std::vector<std::string>& names) {
+        for (std::size_t i = 0; i < gemms.size(); ++i) warm_up(gemms[i], names[i]);
+        check(cudaProfilerStart(), "cudaProfilerStart");
+        for (std::size_t i = 0; i < gemms.size(); ++i) {
+            nvtxRangePushA(names[i].c_str());
+            call(gemms[i], names[i]);
+            check(cudaStreamSynchronize(m_stream), names[i]);
+            nvtxRangePop();
+        }
+        check(cudaProfilerStop(), "cudaProfilerStop");
     }
 
 private:
+    // The first calls choose the kernel and load its module.
+    void warm_up(const Gemm& g, const std::string& what) {
+        for (int i = 0; i < 3; ++i) call(g, what);
+        check(cudaStreamSynchronize(m_stream), what + " warm-up");
+    }
+
+    int calls_per_run(double estimate) const {
+        if (m_calls > 0) return m_calls;
+        return static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(estimate, 1e-9)), 1.0, 10000.0));
+    }
+
     void call(const Gemm& g, const std::string& what) {
         const float one = 1.0f, zero = 0.0f;
         check(cublasGemmEx(m_handle, g.ta, g.tb, g.m, g.n, g.k, &one, m_a, CUDA_R_32F, g.lda, m_b, CUDA_R_32F,
@@ -185,9 +278,10 @@ private:
               what);
     }
 
-    double time_calls(const Gemm& g, const std::string& what, int calls) {
+    template <class Run>
+    double time_runs(const Run& run, const std::string& what, int calls) {
         check(cudaEventRecord(m_start.get(), m_stream), "cudaEventRecord");
-        for (int i = 0; i < calls; ++i) call(g, what);
+        for (int i = 0; i < calls; ++i) run();
         check(cudaEventRecord(m_stop.get(), m_stream), "cudaEventRecord");
         check(cudaEventSynchronize(m_stop.get()), what + " (waiting for the timed calls)");
         float ms = 0.0f;
@@ -201,6 +295,7 @@ private:
     const float* m_a;
     const float* m_b;
     float* m_c;
+    int m_calls;
     Event m_start, m_stop;
 };
 
@@ -233,29 +328,39 @@ std::string json_string(const std::string& s) {
 } // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Time with cuBLAS alone the GEMMs of one training step of brain_bench's compute-bound workloads"};
+    CLI::App app{"Time with cuBLAS alone the GEMMs of one training step of brain_bench's workloads"};
     std::string configs = "wide,huge";
     bool tf32 = false;
+    bool once = false;
     int repeats = 10;
-    app.add_option("--configs", configs, "comma-separated: wide,huge")->capture_default_str();
+    int calls = 0;
+    std::string known;
+    for (const auto& [name, mlp] : mlps()) known += (known.empty() ? "" : ", ") + name;
+    app.add_option("--configs", configs, "comma-separated, of: " + known)->capture_default_str();
     app.add_flag("--tf32", tf32, "use CUBLAS_COMPUTE_32F_FAST_TF32 (brain_bench --precision tf32) instead of 32F");
     app.add_option("--repeats", repeats, "timed runs per shape; the median is reported")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000));
+    app.add_option("--calls", calls, "calls (graph replays) per timed run; 0: enough for about 2 ms")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    app.add_flag("--once", once,
+                 "time nothing: run each product once inside cudaProfilerStart/Stop and an NVTX range named "
+                 "config/op/layer, for Nsight Compute (scripts/gemm-kernel-times)");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<std::string> names;
     std::stringstream list(configs);
     for (std::string name; std::getline(list, name, ',');) {
         if (!mlps().count(name)) {
-            std::cerr << "error: unknown config \"" << name << "\"; expected wide or huge (the compute-bound "
-                      << "workloads of brain_bench)\n";
+            std::cerr << "error: unknown config \"" << name << "\"; expected one of " << known
+                      << " (the workloads of brain_bench)\n";
             return 2;
         }
         names.push_back(name);
     }
     if (names.empty()) {
-        std::cerr << "error: --configs is empty; expected a comma-separated list of wide, huge\n";
+        std::cerr << "error: --configs is empty; expected a comma-separated list of " << known << "\n";
         return 2;
     }
 
@@ -307,7 +412,22 @@ int main(int argc, char** argv) {
         check(cublasSetStream(cublas.get(), stream.get()), "cublasSetStream");
         check(cublasSetWorkspace(cublas.get(), workspace.floats(), workspace_bytes), "cublasSetWorkspace");
         const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-        Timer timer(cublas.get(), stream.get(), compute, a.floats(), b.floats(), c.floats());
+        Timer timer(cublas.get(), stream.get(), compute, a.floats(), b.floats(), c.floats(), calls);
+
+        if (once) {
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                std::vector<std::string> ranges;
+                std::ostringstream list_json;
+                for (const Gemm& g : plans[i]) {
+                    ranges.push_back(names[i] + "/" + g.op + "/" + std::to_string(g.layer));
+                    list_json << (list_json.tellp() > 0 ? "," : "") << json_string(ranges.back());
+                }
+                timer.profile_once(plans[i], ranges);
+                std::cout << "{\"cfg\":\"" << names[i] << "\",\"precision\":\"" << (tf32 ? "tf32" : "float32")
+                          << "\",\"profiled\":[" << list_json.str() << "]}" << std::endl;
+            }
+            return 0;
+        }
 
         const Gemm square = square_gemm();
         const double peak_tflops =
@@ -328,6 +448,7 @@ int main(int argc, char** argv) {
                        << ",\"flops\":" << g.flops() << ",\"seconds\":" << s
                        << ",\"tflops\":" << static_cast<double>(g.flops()) / s / 1e12 << "}";
             }
+            const double graph_seconds = timer.seconds_per_graph(plans[i], names[i] + " step graph", repeats);
             std::ostringstream widths;
             for (std::size_t w = 0; w < mlp.widths.size(); ++w) widths << (w ? "," : "") << mlp.widths[w];
             std::ostringstream line;
@@ -335,7 +456,7 @@ int main(int argc, char** argv) {
             line << "{\"cfg\":\"" << names[i] << "\",\"precision\":\"" << (tf32 ? "tf32" : "float32")
                  << "\",\"device\":" << json_string(prop.name) << ",\"batch\":" << mlp.batch << ",\"widths\":["
                  << widths.str() << "],\"repeats\":" << repeats << ",\"gemm_flops_per_step\":" << flops
-                 << ",\"gemm_seconds_per_step\":" << seconds
+                 << ",\"gemm_seconds_per_step\":" << seconds << ",\"graph_seconds_per_step\":" << graph_seconds
                  << ",\"gemm_tflops\":" << static_cast<double>(flops) / seconds / 1e12
                  << ",\"peak_square_tflops\":" << peak_tflops << ",\"square_size\":" << square_size
                  << ",\"shapes\":[" << shapes.str() << "]}";
