@@ -40,15 +40,19 @@ def products_ms(cfg, steps):
             if l > 0:
                 torch.mm(d[l], w[l], out=dx[l])
 
-    for _ in range(steps):
-        step()
-    runs = []
-    for _ in range(5):
+    def timed():
         t = time.perf_counter()
         for _ in range(steps):
             step()
-        runs.append((time.perf_counter() - t) / steps * 1e3)
-    return statistics.median(runs)
+        return (time.perf_counter() - t) / steps * 1e3
+
+    return warm_median(timed)
+
+
+def warm_median(timed):
+    """One untimed run of `timed` (ms per step), then the median of five."""
+    timed()
+    return statistics.median(timed() for _ in range(5))
 
 
 def load_openblas():
@@ -135,17 +139,16 @@ def openblas_products_ms(lib, cfg, steps, threads):
             for c in plan:
                 lib.cblas_sgemm(*c)
 
-    def timed(count):
-        workers = [threading.Thread(target=run, args=(plans[t], count)) for t in range(threads)]
+    def timed():
+        workers = [threading.Thread(target=run, args=(plans[t], steps)) for t in range(threads)]
         t0 = time.perf_counter()
         for t in workers:
             t.start()
         for t in workers:
             t.join()
-        return (time.perf_counter() - t0) / count * 1e3
+        return (time.perf_counter() - t0) / steps * 1e3
 
-    timed(steps)
-    return statistics.median(timed(steps) for _ in range(5))
+    return warm_median(timed)
 
 
 def main():

@@ -216,13 +216,7 @@ public:
     double seconds_per_call(const Gemm& g, int repeats) {
         const std::string what = "cublasGemmEx (" + g.op + " " + std::to_string(g.m) + "x" + std::to_string(g.n) +
                                  "x" + std::to_string(g.k) + ")";
-        // Warm-up: the first call chooses the kernel and loads its module.
-        warm_up(g, what);
-        const auto run = [&] { call(g, what); };
-        const int calls = calls_per_run(time_runs(run, what, 10) / 10.0);
-        std::vector<double> samples;
-        for (int r = 0; r < repeats; ++r) samples.push_back(time_runs(run, what, calls) / calls);
-        return median(samples);
+        return median_seconds([&] { call(g, what); }, what, repeats);
     }
 
     // Median seconds per step of `gemms` captured once, in order, into one CUDA graph and replayed back to back:
@@ -235,13 +229,9 @@ public:
                 for (const Gemm& g : gemms) call(g, what);
             },
             what);
-        const auto run = [&] { check(cudaGraphLaunch(graph.get(), m_stream), "cudaGraphLaunch (" + what + ")"); };
-        for (int i = 0; i < 3; ++i) run();
-        check(cudaStreamSynchronize(m_stream), what + " graph warm-up");
-        const int replays = calls_per_run(time_runs(run, what, 10) / 10.0);
-        std::vector<double> samples;
-        for (int r = 0; r < repeats; ++r) samples.push_back(time_runs(run, what, replays) / replays);
-        return median(samples);
+        return median_seconds(
+            [&] { check(cudaGraphLaunch(graph.get(), m_stream), "cudaGraphLaunch (" + what + ")"); }, what,
+            repeats);
     }
 
     // One call of each of `gemms` (warmed up first, outside the profiled range) between cudaProfilerStart and
@@ -260,15 +250,25 @@ public:
     }
 
 private:
+    // Three runs, then the median seconds per run over `repeats` timed runs of `calls` runs each (m_calls, or
+    // enough to last about 2 ms by a first estimate).
+    template <class Run>
+    double median_seconds(const Run& run, const std::string& what, int repeats) {
+        for (int i = 0; i < 3; ++i) run();
+        check(cudaStreamSynchronize(m_stream), what + " warm-up");
+        const double estimate = time_runs(run, what, 10) / 10.0;
+        const int calls =
+            m_calls > 0 ? m_calls
+                        : static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(estimate, 1e-9)), 1.0, 10000.0));
+        std::vector<double> samples;
+        for (int r = 0; r < repeats; ++r) samples.push_back(time_runs(run, what, calls) / calls);
+        return median(samples);
+    }
+
     // The first calls choose the kernel and load its module.
     void warm_up(const Gemm& g, const std::string& what) {
         for (int i = 0; i < 3; ++i) call(g, what);
         check(cudaStreamSynchronize(m_stream), what + " warm-up");
-    }
-
-    int calls_per_run(double estimate) const {
-        if (m_calls > 0) return m_calls;
-        return static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(estimate, 1e-9)), 1.0, 10000.0));
     }
 
     void call(const Gemm& g, const std::string& what) {
