@@ -1,5 +1,5 @@
 // The cross-backend conformance suite: every plugin with a device runs the conformance kit (core/src/
-// Conformance.cpp, the same checks brain-conformance prints), against the CPU plugin as the reference. Backends:
+// conformance.cpp, the same checks brain-conformance prints), against the CPU plugin as the reference. Backends:
 // $BRAIN_CONFORMANCE_BACKENDS (e.g. "cpu,cuda:0"), else the CPU plus every discovered plugin that reports a
 // device. The kit itself is tested too: the deliberately broken plugins must fail it with the right reason.
 #include "support/catch.hpp"

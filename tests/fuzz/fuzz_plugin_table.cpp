@@ -1,7 +1,7 @@
 // libFuzzer target: the core's validation of what a plugin hands it — the function table (sizes, versions, null
 // entries, names), device reports and session stats — from arbitrary bytes. Function pointers are never called
 // by validation; they are set to a dummy or null from the input. Every outcome must be a value or brain::Error.
-#include "PluginValidation.hpp"
+#include "plugin_validation.hpp"
 
 #include <brain/error.hpp>
 

@@ -9,7 +9,7 @@
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
-#include <brain/session.hpp>
+#include <brain/training_session.hpp>
 #include <brain/stats.hpp>
 #include <brain/types.hpp>
 #include <brain/version.hpp>

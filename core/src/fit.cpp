@@ -1,6 +1,6 @@
 #include <brain/error.hpp>
 #include <brain/network.hpp>
-#include <brain/session.hpp>
+#include <brain/training_session.hpp>
 
 namespace brain {
 

@@ -1,4 +1,4 @@
-#include "ElfCheck.hpp"
+#include "elf_check.hpp"
 
 #include <elf.h>
 

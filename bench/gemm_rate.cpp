@@ -46,7 +46,7 @@ void check(cublasStatus_t status, const std::string& what) {
     throw Failure(what + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 
-// The MLPs of apps/bench/BenchMain.cpp's workloads (bench/torch_mlp.py's): layer widths input..output, and the
+// The MLPs of bench/brain_bench.cpp's workloads (bench/torch_mlp.py's): layer widths input..output, and the
 // batch.
 struct Mlp {
     std::vector<int> widths;

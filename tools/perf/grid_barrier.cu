@@ -4,7 +4,7 @@
 // block writes a value before every barrier and checks its neighbour's after it, so a form that does not order
 // memory shows errors.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 bench/grid_barrier.cu -o grid_barrier && ./grid_barrier [iterations]
+//   nvcc -O3 -std=c++17 -arch=sm_90 tools/perf/grid_barrier.cu -o grid_barrier && ./grid_barrier [iterations]
 //
 // Prints one line per form and round: ns per barrier and the check's error count (0 but for the form marked (!),
 // which has no acquire and shows that the check catches a missing one).

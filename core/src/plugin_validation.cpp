@@ -1,4 +1,4 @@
-#include "PluginValidation.hpp"
+#include "plugin_validation.hpp"
 
 #include <brain/error.hpp>
 

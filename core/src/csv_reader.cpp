@@ -1,5 +1,5 @@
 // CSV parsing for Dataset::from_csv. Hand-written rather than a library so that every error can name file:line.
-#include "CsvReader.hpp"
+#include "csv_reader.hpp"
 
 #include <brain/error.hpp>
 #include <cerrno>

@@ -1,7 +1,7 @@
 // The model file (docs/model-format.md): Network::to_json_string / from_json_string / save_json / load_json.
 // Numbers are stored as float32 and parsed straight to float32 (nlohmann::basic_json with float as its number
 // type), so every weight survives a save/load round trip bit for bit.
-#include "NetworkRules.hpp"
+#include "network_rules.hpp"
 
 #include <atomic>
 #include <brain/error.hpp>

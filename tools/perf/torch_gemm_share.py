@@ -9,7 +9,7 @@ too: cblas_sgemm, single-threaded, each product split in two as the plugin split
 threads never waiting for each other (a floor under brain's products). Rounds alternate. One JSON line per round
 and a last one with the medians.
 
-  python3 bench/torch_gemm_share.py CONFIG [threads] [rounds]   (default 2 threads, 3 rounds)
+  python3 tools/perf/torch_gemm_share.py CONFIG [threads] [rounds]   (default 2 threads, 3 rounds)
 """
 import ctypes, json, os, statistics, sys, threading, time
 

@@ -1,8 +1,8 @@
 // The conformance kit. Session-level checks go through the public API (TrainingSession, fit_with_backend), so
 // they test what a user meets; checks that need a malformed call or the raw error code go through the plugin's
 // table directly, because the public API never makes such calls.
-#include "Plugin.hpp"
-#include "SessionDesc.hpp"
+#include "plugin_registry.hpp"
+#include "session_desc.hpp"
 
 #include <algorithm>
 #include <brain/accelerator.hpp>
@@ -11,7 +11,7 @@
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
-#include <brain/session.hpp>
+#include <brain/training_session.hpp>
 #include <cmath>
 #include <functional>
 #include <initializer_list>

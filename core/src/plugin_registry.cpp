@@ -1,6 +1,6 @@
-#include "ElfCheck.hpp"
-#include "Plugin.hpp"
-#include "PluginValidation.hpp"
+#include "elf_check.hpp"
+#include "plugin_registry.hpp"
+#include "plugin_validation.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>

@@ -1,5 +1,5 @@
-// Network's host-side inference (predict, evaluate) and state management. Training lives in Training.cpp.
-#include "NetworkRules.hpp"
+// Network's host-side inference (predict, evaluate) and state management. Training lives in fit.cpp.
+#include "network_rules.hpp"
 
 #include <algorithm>
 #include <brain/dense_math.hpp>

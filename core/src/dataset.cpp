@@ -1,7 +1,7 @@
 // brain::Dataset and brain::Standardization: validation, CSV loading (with one-hot class columns), splitting
 // and standardisation. Every data error names where the bad value is (row/column, or file:line and column).
-#include "CsvReader.hpp"
-#include "Random.hpp"
+#include "csv_reader.hpp"
+#include "random.hpp"
 
 #include <algorithm>
 #include <brain/dataset.hpp>

@@ -1,4 +1,4 @@
-#include "SessionDesc.hpp"
+#include "session_desc.hpp"
 
 #include <brain/error.hpp>
 

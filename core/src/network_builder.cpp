@@ -1,6 +1,6 @@
 // NetworkBuilder::build: validation of the description and the seeded, portable weight initialisation.
-#include "NetworkRules.hpp"
-#include "Random.hpp"
+#include "network_rules.hpp"
+#include "random.hpp"
 
 #include <brain/error.hpp>
 #include <brain/network.hpp>

@@ -1,9 +1,9 @@
-#include "Plugin.hpp"
-#include "PluginValidation.hpp"
-#include "SessionDesc.hpp"
+#include "plugin_registry.hpp"
+#include "plugin_validation.hpp"
+#include "session_desc.hpp"
 
 #include <brain/error.hpp>
-#include <brain/session.hpp>
+#include <brain/training_session.hpp>
 
 #include <cmath>
 

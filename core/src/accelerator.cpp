@@ -1,5 +1,5 @@
-#include "Plugin.hpp"
-#include "PluginValidation.hpp"
+#include "plugin_registry.hpp"
+#include "plugin_validation.hpp"
 
 #include <brain/accelerator.hpp>
 #include <brain/error.hpp>
