@@ -1,5 +1,5 @@
-// The CUDA driver's own start-up cost in a fresh process (issue 4's set-up target, twelfth session): how long
-// cuInit and the primary context take with nothing of brain's around them, to set against brain's `setup_time`.
+// The CUDA driver's own start-up cost in a fresh process: how long cuInit and the primary context take with
+// nothing of brain's around them, to set against brain's `setup_time` (tools/perf/gpu-floors runs it).
 //
 //   g++ -O2 tools/perf/cuda_init.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda -o cuda_init
 //   ./cuda_init          (run it in several fresh processes: only a process's first initialisation is measured)

@@ -1,10 +1,11 @@
-// Grid barrier micro-benchmark (issue 4, twelfth session): what one grid-wide barrier costs on this GPU with the
+// Grid barrier micro-benchmark: what one grid-wide barrier costs on this GPU with the
 // fused epoch kernel's layout (one 256-thread block per SM, a cooperative launch), for the kernel's barrier and for
 // forms that acquire differently, spread the arrivals over several words or gather a cluster's blocks first. Each
 // block writes a value before every barrier and checks its neighbour's after it, so a form that does not order
 // memory shows errors.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 tools/perf/grid_barrier.cu -o grid_barrier && ./grid_barrier [iterations]
+//   nvcc -O3 -std=c++17 -arch=native tools/perf/grid_barrier.cu -o grid_barrier && ./grid_barrier [iterations]
+//   (tools/perf/gpu-floors builds and runs it)
 //
 // Prints one line per form and round: ns per barrier and the check's error count (0 but for the form marked (!),
 // which has no acquire and shows that the check catches a missing one).
@@ -25,10 +26,9 @@
 
 constexpr unsigned kStride = 32; // words 128 bytes apart: separate L2 lines
 
-// The fused kernel's barrier (brain_fused_mlp.cu, BRAIN_GRID_BARRIER_ACQ_REL): one word, whose top bit flips when
-// the last block arrives. ACQUIRE: after the polls, 2 (the kernel's since the twelfth session) one acquire load of
-// the word, 1 (the kernel's before) one acquire-release fence, 0 nothing (measurement only: no acquire, so the
-// block may read stale data; shows what the acquire costs).
+// The fused kernel's barrier (plugins/cuda/kernels): one word, whose top bit flips when the last block arrives.
+// ACQUIRE: after the polls, 2 (the kernel's form) one acquire load of the word, 1 one acquire-release fence, 0
+// nothing (measurement only: no acquire, so the block may read stale data; shows what the acquire costs).
 template <int ACQUIRE>
 __device__ void barrier_kernel(unsigned* word) {
     __syncthreads();

@@ -1,4 +1,4 @@
-"""How much of PyTorch's CPU training step its matrix products take (issue 4's CPU target, docs/performance.md).
+"""How much of PyTorch's CPU training step its matrix products take (docs/performance.md, "CPU").
 
 For each config: PyTorch's own step (torch_mlp.train, eager, as bench-compare runs it) and, in the same process,
 the products of one such step alone: the forward product of every layer, every weight gradient and every input
@@ -15,7 +15,7 @@ import ctypes, json, os, statistics, sys, threading, time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 from torch_mlp import CONFIGS, train  # noqa: E402
 
 
