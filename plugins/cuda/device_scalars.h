@@ -68,7 +68,7 @@ typedef struct brain_fused_epoch_args {
     float epsilon;
     float weight_decay;
     float momentum;
-    uint64_t* profile;   /* test builds' BRAIN_CUDA_FUSED_PROFILE: stamps of the second step's phases; else null */
+    uint64_t* profile;   /* stamps of the second step's phases (test builds' profile hook); else null */
     float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such
                             phase */
 } brain_fused_epoch_args;

@@ -67,8 +67,8 @@ static __device__ __forceinline__ brain_u64 global_timer() {
     return now;
 }
 
-// The phase profile (a.profile, set by test builds only: BRAIN_CUDA_FUSED_PROFILE): block 0 stamps the global timer
-// after each barrier of batch 1 (slot 0: before it).
+// The phase profile (a.profile, set only by test builds' profile hook, test_hooks.hpp): block 0 stamps the global
+// timer after each barrier of batch 1 (slot 0: before it).
 static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_args& a, brain_u64 batch,
                                                      unsigned& slot) {
     if (!a.profile || batch != 1 || blockIdx.x != 0) return;
@@ -115,7 +115,7 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 
 // The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
 // derivative at (z, x), lane + 32 q for q < BRAIN_FUSED_HEAD_STEPS, those below `left`. With the activation fixed
-// (ACT >= 0) the derivative's switch folds away: the unrolled copies of every activation's formula made the code
+// (ACT >= 0) the derivative's switch folds away: unrolled copies of every activation's formula would make the code
 // of this pass large, and it runs once per step, from a cold instruction cache.
 template <int ACT>
 static __device__ __forceinline__ void head_deltas(float* delta, const float* back, const float* z, const float* x,
