@@ -1,5 +1,6 @@
 // The CUDA backend against the chapter's contract. On a machine without a driver (CI) only the DriverUnavailable
 // assertion runs; every GPU test skips with a one-line reason there and runs on a machine with a GPU.
+#include "cuda/hooks.hpp"
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
@@ -78,8 +79,111 @@ brain::Network make_network(std::size_t inputs, std::size_t hidden, Activation a
         .build();
 }
 
+// One regression output under mean squared error: the data and the network most tests train.
+brain::Dataset regression_data(std::size_t rows, std::size_t inputs, std::uint64_t seed) {
+    return make_data(rows, inputs, 1, Loss::MeanSquaredError, seed);
+}
+brain::Network regression_network(std::size_t inputs, std::size_t hidden, Activation activation,
+                                  const Optimizer& optimizer, std::uint64_t seed) {
+    return make_network(inputs, hidden, activation, 1, Activation::Linear, Loss::MeanSquaredError, optimizer, seed);
+}
+
 TrainingBackend gpu(std::uint64_t budget_mib = 1024) {
     return TrainingBackend::cuda(0, budget_mib);
+}
+
+// A network the fused epoch kernel and the cuBLAS path are compared on.
+struct FusedCase {
+    const char* name;
+    std::vector<std::size_t> widths; // inputs, hidden..., outputs
+    Activation hidden;
+    Activation output;
+    Loss loss;
+    Optimizer optimizer;
+    std::size_t rows;
+    std::uint32_t batch;
+};
+
+// Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
+// warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has blocks,
+// batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output layers narrow
+// enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
+// phase on two- and deeper networks, one with more inputs than a warp holds in registers, and an epoch of 300 steps
+// (the kernel works out its optimizer coefficients 256 steps at a time).
+const std::vector<FusedCase>& fused_cases() {
+    using enum Activation;
+    using enum Loss;
+    static const std::vector<FusedCase> cases = {
+        FusedCase("relu mse adam", {70, 100, 45, 1}, Relu, Linear, MeanSquaredError, Optimizer::adam(0.005f), 1000,
+                  77),
+        FusedCase("gelu softmax cce sgd", {33, 64, 64, 5}, Gelu, Softmax, CategoricalCrossEntropy,
+                  Optimizer::sgd(0.05f, 0.9f), 700, 128),
+        FusedCase("sigmoid bce adamw", {16, 200, 3}, Sigmoid, Sigmoid, BinaryCrossEntropy,
+                  Optimizer::adamw(0.01f, 0.05f), 513, 256),
+        FusedCase("leaky relu, tanh output, five layers", {9, 40, 40, 40, 40, 2}, LeakyRelu, Tanh, MeanSquaredError,
+                  Optimizer::adam(0.002f), 400, 50),
+        FusedCase("output wider than a warp (the loss in a phase of its own)", {24, 48, 40}, Relu, Linear,
+                  MeanSquaredError, Optimizer::adam(0.003f), 300, 60),
+        FusedCase("a wide first layer (its weight gradient in more tiles than the grid has blocks)",
+                  {1100, 160, 40, 1}, Relu, Linear, MeanSquaredError, Optimizer::adam(0.001f), 200, 64),
+        FusedCase("batches of 10 (weight gradients summed over 10 rows)", {40, 64, 1}, Tanh, Linear,
+                  MeanSquaredError, Optimizer::adamw(0.004f, 0.01f), 333, 10),
+        FusedCase("a head on 300 inputs (its rows taken through registers in chunks in the loss phase)",
+                  {20, 160, 300, 1}, Relu, Linear, MeanSquaredError, Optimizer::adam(0.002f), 500, 100),
+        FusedCase("batches of 2 (more steps in an epoch than the kernel's table of optimizer coefficients holds)",
+                  {6, 12, 1}, Tanh, Linear, MeanSquaredError, Optimizer::adam(0.01f), 600, 2),
+        FusedCase(
+            "tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
+            {12, 48, 72, 1}, Tanh, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 480, 96),
+        FusedCase("one layer", {12, 4}, Linear, Sigmoid, MeanSquaredError, Optimizer::sgd(0.1f, 0.0f), 333, 64),
+    };
+    return cases;
+}
+
+// The fused kernel as a test builds it: a variable of the test hooks and its value (none: the kernel as it is).
+struct KernelVariant {
+    const char* name;
+    const char* variable;
+    const char* value;
+};
+
+// Trains `c`, shuffled and not, on the cuBLAS path, the CPU and the fused kernel of each variant: the same weights,
+// optimizer state, step count and losses, and one float read back per epoch on either path.
+void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& variants) {
+    for (const bool shuffle : {true, false}) {
+        INFO(c.name << ", shuffle " << shuffle);
+        const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
+        const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
+        auto builder = brain::Network::builder().input_size(inputs);
+        for (std::size_t l = 1; l + 1 < c.widths.size(); ++l) builder.dense(c.widths[l], c.hidden);
+        const auto base = builder.dense(outputs, c.output).loss(c.loss).optimizer(c.optimizer).seed(21).build();
+        const brain::TrainConfig config{3, c.batch, shuffle, 6};
+        auto cublas = base, cpu = base;
+        brain::FitReport cublas_report;
+        {
+            brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("0"));
+            cublas_report = cublas.fit_with_backend(data, config, gpu());
+        }
+        cpu.fit(data, config);
+        for (const KernelVariant& variant : variants) {
+            INFO("kernel variant: " << variant.name);
+            auto fused = base;
+            brain::FitReport fused_report;
+            {
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+                std::optional<brain::test::ScopedEnv> hook;
+                if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
+                fused_report = fused.fit_with_backend(data, config, gpu());
+            }
+            CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
+            CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
+            CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
+            CHECK(fused.optimizer_step() == cublas.optimizer_step());
+            CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
+            // Only the epoch's loss comes back, on either path.
+            CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
+        }
+    }
 }
 
 } // namespace
@@ -105,10 +209,9 @@ TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[c
     CHECK(message.find('\n') == std::string::npos);
 
     // Training fails the same way, and the network keeps its weights.
-    auto net = make_network(3, 8, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
-                            Optimizer::adam(0.01f), 1);
+    auto net = regression_network(3, 8, Activation::Relu, Optimizer::adam(0.01f), 1);
     const auto before = net.parameters();
-    const auto data = make_data(16, 3, 1, Loss::MeanSquaredError, 2);
+    const auto data = regression_data(16, 3, 2);
     BRAIN_REQUIRE_ERROR(
         ErrorCode::DriverUnavailable,
         net.fit_with_backend(data, brain::TrainConfig{2, 4, true, 3}, TrainingBackend::cuda(0, 8192)),
@@ -226,179 +329,25 @@ TEST_CASE("CUDA graph replay and direct launches give the same weights", "[cuda]
 
 TEST_CASE("CUDA fused epoch kernel and the cuBLAS path give the same weights", "[cuda]") {
     REQUIRE_GPU();
-    struct Case {
-        const char* name;
-        std::vector<std::size_t> widths; // inputs, hidden..., outputs
-        Activation hidden;
-        Activation output;
-        Loss loss;
-        Optimizer optimizer;
-        std::size_t rows;
-        std::uint32_t batch;
-    };
-    // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
-    // warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has
-    // blocks, batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output
-    // layers narrow enough to share a phase with the loss and one too wide for that, heads whose backward pass
-    // runs in the loss phase on two- and deeper networks, one with more inputs than a warp holds in registers,
-    // and an epoch of 300 steps (the kernel works out its optimizer coefficients 256 steps at a time).
-    const Case cases[] = {
-        {"relu mse adam",
-         {70, 100, 45, 1},
-         Activation::Relu,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.005f),
-         1000,
-         77},
-        {"gelu softmax cce sgd",
-         {33, 64, 64, 5},
-         Activation::Gelu,
-         Activation::Softmax,
-         Loss::CategoricalCrossEntropy,
-         Optimizer::sgd(0.05f, 0.9f),
-         700,
-         128},
-        {"sigmoid bce adamw",
-         {16, 200, 3},
-         Activation::Sigmoid,
-         Activation::Sigmoid,
-         Loss::BinaryCrossEntropy,
-         Optimizer::adamw(0.01f, 0.05f),
-         513,
-         256},
-        {"leaky relu, tanh output, five layers",
-         {9, 40, 40, 40, 40, 2},
-         Activation::LeakyRelu,
-         Activation::Tanh,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.002f),
-         400,
-         50},
-        {"output wider than a warp (the loss in a phase of its own)",
-         {24, 48, 40},
-         Activation::Relu,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.003f),
-         300,
-         60},
-        {"a wide first layer (its weight gradient in more tiles than the grid has blocks)",
-         {1100, 160, 40, 1},
-         Activation::Relu,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.001f),
-         200,
-         64},
-        {"batches of 10 (weight gradients summed over 10 rows)",
-         {40, 64, 1},
-         Activation::Tanh,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adamw(0.004f, 0.01f),
-         333,
-         10},
-        {"a head on 300 inputs (its rows taken through registers in chunks in the loss phase)",
-         {20, 160, 300, 1},
-         Activation::Relu,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.002f),
-         500,
-         100},
-        {"batches of 2 (more steps in an epoch than the kernel's table of optimizer coefficients holds)",
-         {6, 12, 1},
-         Activation::Tanh,
-         Activation::Linear,
-         Loss::MeanSquaredError,
-         Optimizer::adam(0.01f),
-         600,
-         2},
-        {"tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
-         {12, 48, 72, 1},
-         Activation::Tanh,
-         Activation::Sigmoid,
-         Loss::BinaryCrossEntropy,
-         Optimizer::adam(0.003f),
-         480,
-         96},
-        {"one layer",
-         {12, 4},
-         Activation::Linear,
-         Activation::Sigmoid,
-         Loss::MeanSquaredError,
-         Optimizer::sgd(0.1f, 0.0f),
-         333,
-         64},
-    };
-    // Which kernel variants of the list below run beside the kernel as it is: all of them; none with
-    // BRAIN_TEST_DEFAULT_KERNEL_ONLY=1, for a slow tool (racecheck in scripts/gpu-closing), which otherwise runs
-    // out of time before the last; only DEFINES with BRAIN_TEST_KERNEL_VARIANT=DEFINES, for a short device call
-    // that measures a new switch (scripts/gpu-closing's TEST_VARIANT).
-    const char* only = std::getenv("BRAIN_TEST_DEFAULT_KERNEL_ONLY");
-    const char* variant_env = std::getenv("BRAIN_TEST_KERNEL_VARIANT");
-    const bool default_only = only != nullptr && std::string(only) == "1";
-    const std::string wanted = variant_env != nullptr ? variant_env : "";
-    const auto runs = [&](const char* defines) {
-        return *defines == '\0' || (!default_only && (wanted.empty() || wanted == defines));
-    };
     // A section per network, so that a slow tool (racecheck in scripts/gpu-check) can run one of them (-c).
-    for (const Case& c : cases) DYNAMIC_SECTION(c.name) for (const bool shuffle : {true, false}) {
-            INFO(c.name << ", shuffle " << shuffle);
-            const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
-            const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
-            auto builder = brain::Network::builder().input_size(inputs);
-            for (std::size_t l = 1; l + 1 < c.widths.size(); ++l) builder.dense(c.widths[l], c.hidden);
-            const auto base = builder.dense(outputs, c.output).loss(c.loss).optimizer(c.optimizer).seed(21).build();
-            const brain::TrainConfig config{3, c.batch, shuffle, 6};
-            auto cublas = base, cpu = base;
-            brain::FitReport cublas_report;
-            {
-                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("0"));
-                cublas_report = cublas.fit_with_backend(data, config, gpu());
-            }
-            cpu.fit(data, config);
-            // The fused kernel as it is; with every bias gradient summed inside the weight gradient's tiles (as it
-            // is, only where the phase leaves too few blocks free for a warp per column); with a narrow head's
-            // backward pass in a phase of its own (as it is, in the loss phase where the head allows); and with
-            // the stored gradients applied a parameter at a time on every block (as it is, four at a time on the
-            // blocks the last phase leaves free, where there are enough); with 4-byte tile copies only, or 16-byte
-            // ones for k-major operands too (as it is, 16-byte copies for m- and n-major operands whose rows are
-            // aligned; widths divisible by 4 or not in the networks above); and with the first layer's weight
-            // gradient in tiles 8 high where its tiles are few, as in most networks above (as it is, 16 or 32);
-            // and with a one-output head taking a loss phase of its own (as it is, folded into the phases beside
-            // it where it can: four networks above fold, with three or more layers, one output and the layer
-            // below in tiles); and with forward products always in tiles 16 high, delta products 32 high (as it
-            // is, the phase's height); and with the kernel's register count left to ptxas (as it is, capped at
-            // 216); and with every chunk's copies queued before its shared loads, or after four of them (as it is,
-            // after one); and with three copy stages (as it is, four); and with every activation inlined (as it
-            // is, sigmoid, tanh and GELU called out of line); and with the grid barrier's acquire as a fence (as it
-            // is, a load of the barrier's word).
-            for (const char* defines :
-                 {"", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_HEAD_BACKWARD=0", "BRAIN_FUSED_STORED_UPDATE=0",
-                  "BRAIN_TILE_VECTOR_COPIES=0", "BRAIN_TILE_VECTOR_COPIES=2", "BRAIN_FUSED_QUARTER_TILES=1",
-                  "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_ONE_HEIGHT=1", "BRAIN_FUSED_MAX_REGISTERS=0",
-                  "BRAIN_TILE_LOADS_FIRST=0", "BRAIN_TILE_LOADS_FIRST=4", "BRAIN_TILE_STAGES=3",
-                  "BRAIN_ACT_OUT_OF_LINE=0", "BRAIN_GRID_BARRIER_ACQ_REL=1"}) {
-                if (!runs(defines)) continue;
-                INFO("kernel defines '" << defines << "'");
-                auto fused = base;
-                brain::FitReport fused_report;
-                {
-                    brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
-                    brain::test::ScopedEnv variant("BRAIN_CUDA_KERNEL_DEFINES", std::string(defines));
-                    fused_report = fused.fit_with_backend(data, config, gpu());
-                }
-                CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
-                CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
-                CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
-                CHECK(fused.optimizer_step() == cublas.optimizer_step());
-                CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
-                // Only the epoch's loss comes back, on either path.
-                CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
-            }
-        }
+    for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, {{"as it is", "", ""}});
+}
+
+TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS path", "[cuda]") {
+    REQUIRE_TEST_HOOKS();
+    REQUIRE_GPU();
+    // The paths the kernel takes only for some shapes or budgets, on every network: the bias gradient always summed
+    // in the weight gradient's tiles (as it is, only where the phase leaves too few blocks free for a warp per
+    // column); a one-output head in a loss phase of its own (as it is, folded into the phases beside it where it
+    // can: four networks fold, with three or more layers, one output and the layer below in tiles); a narrow
+    // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
+    // is, in the loss phase); and the register count left to ptxas, as toolkits before CUDA 12.4 build it.
+    const std::vector<KernelVariant> variants = {
+        {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
+        {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
+        {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
+        {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"}};
+    for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }
 
 TEST_CASE("CUDA budget is checked before allocating and names the largest batch", "[cuda]") {
@@ -412,7 +361,7 @@ TEST_CASE("CUDA budget is checked before allocating and names the largest batch"
                          .optimizer(Optimizer::adam(0.001f))
                          .seed(3)
                          .build();
-    const auto data = make_data(4096, 64, 1, Loss::MeanSquaredError, 5);
+    const auto data = regression_data(4096, 64, 5);
     // Parameters alone exceed 8 MiB: not even one row fits.
     BRAIN_REQUIRE_ERROR(ErrorCode::BudgetExceeded,
                         brain::TrainingSession(net, data, brain::TrainConfig{1, 4096, true, 1}, gpu(8)),
@@ -465,9 +414,8 @@ TEST_CASE("CUDA peak tensor memory never exceeds the estimate", "[cuda]") {
 
 TEST_CASE("CUDA session moves one float per epoch and fills every stat", "[cuda]") {
     REQUIRE_GPU();
-    const auto data = make_data(2048, 16, 1, Loss::MeanSquaredError, 41);
-    auto net = make_network(16, 64, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
-                            Optimizer::adam(0.001f), 2);
+    const auto data = regression_data(2048, 16, 41);
+    auto net = regression_network(16, 64, Activation::Relu, Optimizer::adam(0.001f), 2);
     brain::TrainingSession session(net, data, brain::TrainConfig{1, 256, true, 7}, gpu());
     const auto opened = session.stats();
     CHECK(opened.setup_time.count() > 0);
@@ -503,9 +451,8 @@ TEST_CASE("CUDA session moves one float per epoch and fills every stat", "[cuda]
 
 TEST_CASE("CUDA divergence is a NumericalError and the network keeps its weights", "[cuda]") {
     REQUIRE_GPU();
-    const auto data = make_data(512, 8, 1, Loss::MeanSquaredError, 3);
-    auto net = make_network(8, 32, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
-                            Optimizer::sgd(1e30f), 4);
+    const auto data = regression_data(512, 8, 3);
+    auto net = regression_network(8, 32, Activation::Relu, Optimizer::sgd(1e30f), 4);
     const auto before = net.parameters();
     BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError,
                         net.fit_with_backend(data, brain::TrainConfig{3, 64, true, 1}, gpu()), "epoch", "batch");
@@ -514,11 +461,11 @@ TEST_CASE("CUDA divergence is a NumericalError and the network keeps its weights
 }
 
 TEST_CASE("CUDA kernel compile errors carry the NVRTC log", "[cuda]") {
+    REQUIRE_TEST_HOOKS();
     REQUIRE_GPU();
     brain::test::ScopedEnv broken("BRAIN_CUDA_TEST_KERNEL_SUFFIX", std::string("this_is_not_cuda x;"));
-    const auto data = make_data(64, 4, 1, Loss::MeanSquaredError, 3);
-    const auto net = make_network(4, 8, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
-                                  Optimizer::adam(0.01f), 4);
+    const auto data = regression_data(64, 4, 3);
+    const auto net = regression_network(4, 8, Activation::Relu, Optimizer::adam(0.01f), 4);
     BRAIN_REQUIRE_ERROR(ErrorCode::KernelCompileFailed,
                         brain::TrainingSession(net, data, brain::TrainConfig{1, 16, true, 1}, gpu()), "NVRTC log",
                         "this_is_not_cuda");
@@ -526,9 +473,8 @@ TEST_CASE("CUDA kernel compile errors carry the NVRTC log", "[cuda]") {
 
 TEST_CASE("CUDA-trained network predicts and saves like a CPU-trained one", "[cuda]") {
     REQUIRE_GPU();
-    const auto data = make_data(1000, 5, 1, Loss::MeanSquaredError, 8);
-    const auto base = make_network(5, 32, Activation::Gelu, 1, Activation::Linear, Loss::MeanSquaredError,
-                                   Optimizer::adam(0.01f), 6);
+    const auto data = regression_data(1000, 5, 8);
+    const auto base = regression_network(5, 32, Activation::Gelu, Optimizer::adam(0.01f), 6);
     const brain::TrainConfig config{5, 50, true, 2};
     auto cpu = base, cuda = base;
     const auto cpu_report = cpu.fit(data, config);
@@ -544,9 +490,8 @@ TEST_CASE("CUDA-trained network predicts and saves like a CPU-trained one", "[cu
 
 TEST_CASE("CUDA TF32 precision is reported and stays close to float32", "[cuda]") {
     REQUIRE_GPU();
-    const auto data = make_data(4096, 64, 1, Loss::MeanSquaredError, 12);
-    const auto base = make_network(64, 256, Activation::Relu, 1, Activation::Linear, Loss::MeanSquaredError,
-                                   Optimizer::adam(0.001f), 1);
+    const auto data = regression_data(4096, 64, 12);
+    const auto base = regression_network(64, 256, Activation::Relu, Optimizer::adam(0.001f), 1);
     const brain::TrainConfig config{3, 256, true, 5};
     auto fp32 = base, tf32 = base;
     const auto fp32_report = fp32.fit_with_backend(data, config, gpu());

@@ -1,6 +1,7 @@
-// CUDA faults on a real GPU: an allocation the card cannot satisfy, and the test-only injected faults
+// CUDA faults on a real GPU: an allocation the card cannot satisfy, and the injected faults of test builds
 // (BRAIN_CUDA_TEST_FAULT: a failed allocation in the middle of session set-up, a failed GEMM, a failed CUDA call).
 // Each returns its own error; the Network and the last checkpoint stay intact and usable.
+#include "cuda/hooks.hpp"
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
@@ -8,6 +9,8 @@
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
+#include <optional>
+#include <string>
 
 using brain::Activation;
 using brain::ErrorCode;
@@ -50,6 +53,7 @@ TEST_CASE("CUDA allocation the card cannot hold is AllocationFailed, within the 
 }
 
 TEST_CASE("CUDA injected faults each return their own error and leave the network usable", "[cuda]") {
+    REQUIRE_TEST_HOOKS();
     REQUIRE_GPU();
     const auto data = ramp(512, 8);
     const brain::TrainConfig config{2, 64, true, 3};
@@ -60,26 +64,27 @@ TEST_CASE("CUDA injected faults each return their own error and leave the networ
     model.restore_checkpoint(checkpoint);
     const auto before = model.parameters();
 
-    SECTION("an allocation in the middle of session set-up") {
-        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("alloc:3"));
-        BRAIN_REQUIRE_ERROR(ErrorCode::AllocationFailed,
-                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)), "cudaMalloc of",
-                            "cudaErrorMemoryAllocation");
-    }
-    SECTION("a matrix product") {
-        // GEMMs are the cuBLAS path's; this network would otherwise train in the fused epoch kernel.
-        ScopedEnv cublas_path("BRAIN_CUDA_FUSED", std::string("0"));
-        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:2"));
-        BRAIN_REQUIRE_ERROR(ErrorCode::GemmFailed,
-                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)), "cublasGemmEx",
-                            "CUBLAS_STATUS_EXECUTION_FAILED");
-    }
-    SECTION("a CUDA call") {
-        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("device:5"));
-        BRAIN_REQUIRE_ERROR(ErrorCode::DeviceFailure,
-                            model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)),
-                            "cudaErrorLaunchFailure");
-    }
+    // Each fault: its BRAIN_CUDA_TEST_FAULT value, the error it must give, and two parts of that error's message.
+    struct Injected {
+        const char* section;
+        const char* fault;
+        ErrorCode code;
+        const char* first;
+        const char* second;
+    };
+    const Injected faults[] = {
+        {"an allocation in the middle of session set-up", "alloc:3", ErrorCode::AllocationFailed, "cudaMalloc of",
+         "cudaErrorMemoryAllocation"},
+        {"a matrix product", "gemm:2", ErrorCode::GemmFailed, "cublasGemmEx", "CUBLAS_STATUS_EXECUTION_FAILED"},
+        {"a CUDA call", "device:5", ErrorCode::DeviceFailure, "cudaErrorLaunchFailure", " failed: "}};
+    for (const Injected& injected : faults) DYNAMIC_SECTION(injected.section) {
+            // GEMMs are the cuBLAS path's; this network would otherwise train in the fused epoch kernel.
+            std::optional<ScopedEnv> cublas_path;
+            if (injected.code == ErrorCode::GemmFailed) cublas_path.emplace("BRAIN_CUDA_FUSED", std::string("0"));
+            ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string(injected.fault));
+            BRAIN_REQUIRE_ERROR(injected.code, model.fit_with_backend(data, config, TrainingBackend::cuda(0, 256)),
+                                injected.first, injected.second);
+        }
     // Nothing changed, the checkpoint still restores, and training works again once the fault is gone.
     CHECK(model.parameters() == before);
     auto again = net(8, 32);

@@ -52,7 +52,7 @@ std::string mib_text(std::uint64_t bytes) {
 
 // cuBLAS computes a 2x3 by 3x2 product whose answer is known exactly.
 void check_gemm() {
-    CublasHandle handle;
+    const CublasHandle handle = create_cublas();
     DeviceAllocator allocator(0);
     const float a[6] = {1, 2, 3, 4, 5, 6};    // 2x3, row-major
     const float b[6] = {7, 8, 9, 10, 11, 12}; // 3x2, row-major
@@ -79,7 +79,7 @@ void check_gemm() {
 // The NVRTC-compiled shuffle kernel must reproduce the host's brain_shuffle_index exactly.
 std::string check_kernel() {
     const KernelModule& kernels = kernels_for_current_device();
-    Stream stream;
+    const Stream stream = create_stream();
     DeviceAllocator allocator(0);
     constexpr std::uint64_t n = 1000, seed = 0x5eedULL, epoch = 3;
     brain_cuda_scalars scalars{};
@@ -89,9 +89,9 @@ std::string check_kernel() {
         allocator.allocate(n * sizeof(uint32_t), MemoryKind::Workspace, "the kernel check's output");
     check_cuda(cudaMemcpy(dscalars.get(), &scalars, sizeof scalars, cudaMemcpyHostToDevice), "cudaMemcpy");
     check_cuda(cudaMemset(dperm.get(), 0xff, n * sizeof(uint32_t)), "cudaMemset");
-    launch(kernels.shuffle_permutation, dim3(4), dim3(128), stream.get(), "brain_shuffle_permutation",
-           static_cast<uint32_t*>(dperm.get()), static_cast<unsigned long long>(n),
-           static_cast<unsigned long long>(seed), static_cast<const brain_cuda_scalars*>(dscalars.get()));
+    launch(kernels, Kernel::ShufflePermutation, dim3(4), dim3(128), stream.get(),
+           static_cast<uint32_t*>(dperm.get()), static_cast<DeviceU64>(n), static_cast<DeviceU64>(seed),
+           static_cast<const brain_cuda_scalars*>(dscalars.get()));
     check_cuda(cudaStreamSynchronize(stream.get()), "the kernel check");
     std::vector<uint32_t> perm(n);
     check_cuda(cudaMemcpy(perm.data(), dperm.get(), n * sizeof(uint32_t), cudaMemcpyDeviceToHost), "cudaMemcpy");

@@ -1,6 +1,6 @@
 #include "cuda_errors.hpp"
 
-#include "fault_injection.hpp"
+#include "test_hooks.hpp"
 
 namespace brain::cuda {
 

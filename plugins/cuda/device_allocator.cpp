@@ -1,21 +1,19 @@
 #include "device_allocator.hpp"
 
 #include "cuda_errors.hpp"
-#include "fault_injection.hpp"
+#include "test_hooks.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace brain::cuda {
 
-namespace {
 std::string mib(std::uint64_t bytes) {
     char text[64];
     std::snprintf(text, sizeof text, "%llu bytes (%.2f MiB)", static_cast<unsigned long long>(bytes),
                   static_cast<double>(bytes) / (1024.0 * 1024.0));
     return text;
 }
-} // namespace
 
 DeviceBuffer DeviceAllocator::allocate(std::uint64_t bytes, MemoryKind kind, const std::string& what) {
     const std::uint64_t charged = charged_bytes(std::max<std::uint64_t>(bytes, 1));
@@ -26,7 +24,8 @@ DeviceBuffer DeviceAllocator::allocate(std::uint64_t bytes, MemoryKind kind, con
                                             mib(m_in_use_total) + " of the budget of " + mib(m_budget) +
                                             " are in use; raise the memory budget");
     void* pointer = nullptr;
-    const cudaError_t status = inject_fault(Fault::Alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&pointer, charged);
+    const cudaError_t status =
+        inject_fault(Fault::Alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&pointer, charged);
     if (status != cudaSuccess) {
         (void)cudaGetLastError();
         std::size_t free_bytes = 0, total_bytes = 0;

@@ -21,6 +21,9 @@ inline constexpr std::uint64_t charged_bytes(std::uint64_t bytes) noexcept {
     return (bytes + allocation_granularity - 1) / allocation_granularity * allocation_granularity;
 }
 
+// "1048576 bytes (1.00 MiB)": a byte count in the allocator's messages.
+std::string mib(std::uint64_t bytes);
+
 class DeviceBuffer;
 
 // Budget-checked cudaMalloc/cudaFree with per-kind accounting. Not thread-safe (one session, one thread).

@@ -9,21 +9,21 @@
 #define BRAIN_CUDA_NO_BAD_BATCH 0x7fffffff
 
 typedef struct brain_cuda_scalars {
-    double epoch_loss_sum;    /* sum over the epoch's batches of batch loss x batch rows */
-    uint64_t epoch;           /* shuffle epoch of the epoch being trained */
-    uint64_t step;            /* optimizer steps taken */
-    int32_t bad_loss_batch;   /* first batch of the epoch whose loss was not finite, or NO_BAD_BATCH */
-    int32_t bad_weight_batch; /* first batch after whose update a parameter was not finite, or NO_BAD_BATCH */
-    float result;             /* the finished epoch's mean loss; NaN when a check tripped */
-    float one;                /* cuBLAS alpha (device pointer mode) */
-    float zero;               /* cuBLAS beta */
-    float step_size;          /* Adam: lr / (1 - beta1^t) */
+    double epoch_loss_sum;       /* sum over the epoch's batches of batch loss x batch rows */
+    uint64_t epoch;              /* shuffle epoch of the epoch being trained */
+    uint64_t step;               /* optimizer steps taken */
+    int32_t bad_loss_batch;      /* first batch of the epoch whose loss was not finite, or NO_BAD_BATCH */
+    int32_t bad_weight_batch;    /* first batch after whose update a parameter was not finite, or NO_BAD_BATCH */
+    float result;                /* the finished epoch's mean loss; NaN when a check tripped */
+    float one;                   /* cuBLAS alpha (device pointer mode) */
+    float zero;                  /* cuBLAS beta */
+    float step_size;             /* Adam: lr / (1 - beta1^t) */
     float bias_correction2_sqrt; /* Adam: sqrt(1 - beta2^t) */
-    float decay;              /* AdamW: 1 - lr * weight_decay; otherwise 1 */
+    float decay;                 /* AdamW: 1 - lr * weight_decay; otherwise 1 */
     uint32_t barrier_arrived; /* fused epoch kernel's grid barrier: top bit flips per barrier, low bits 0 between */
 } brain_cuda_scalars;
 
-/* The fused epoch kernel (kernels/brain_fused_mlp.cu) runs whole epochs of narrow networks in one cooperative
+/* The fused epoch kernel (kernels/fused_epoch.cu) runs whole epochs of narrow networks in one cooperative
  * launch; its arguments travel by value in this block. Pointers are device pointers owned by the session. */
 #define BRAIN_FUSED_MAX_LAYERS 8
 #define BRAIN_FUSED_MAX_BATCH 1024 /* the batch's row indices are kept in shared memory */
@@ -68,14 +68,11 @@ typedef struct brain_fused_epoch_args {
     float epsilon;
     float weight_decay;
     float momentum;
-    uint64_t* profile; /* BRAIN_CUDA_FUSED_PROFILE: nanosecond stamps of the second step's phases; null otherwise */
-    float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such phase */
+    uint64_t* profile;   /* stamps of the second step's phases (test builds' profile hook); else null */
+    float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such
+                            phase */
 } brain_fused_epoch_args;
 
-#define BRAIN_FUSED_PROFILE_SLOTS 64
-/* With BRAIN_FUSED_PROFILE_EPOCH=1 in the kernel's defines: after the phase stamps, block 0's stamps of the kernel's
- * entry, its exit, and the start of each of the epoch's first BRAIN_FUSED_PROFILE_STEPS steps. */
-#define BRAIN_FUSED_PROFILE_STEPS 512
-#define BRAIN_FUSED_PROFILE_TOTAL (BRAIN_FUSED_PROFILE_SLOTS + 2 + BRAIN_FUSED_PROFILE_STEPS)
+#define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */
 
 #endif

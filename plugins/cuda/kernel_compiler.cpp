@@ -1,11 +1,10 @@
 #include "kernel_compiler.hpp"
 
 #include "cuda_embedded_sources.hpp"
+#include "test_hooks.hpp"
 
 #include <algorithm>
 #include <brain/plugin_sdk.hpp>
-#include <cctype>
-#include <cstdlib>
 
 namespace brain::cuda {
 
@@ -18,7 +17,8 @@ void check_nvrtc(nvrtcResult status, const char* what) {
 namespace {
 
 // NVRTC has no C library headers of its own; the ABI header only needs these two, and the kernels include the
-// ABI header exactly as the host does.
+// ABI header exactly as the host does. The kernel files and the headers they share with the host are embedded
+// (embedded::files) and given to NVRTC by the names they include each other by.
 constexpr const char* stdint_header = R"(#pragma once
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
 typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
@@ -35,9 +35,14 @@ typedef decltype(sizeof(0)) size_t;
 class Program {
 public:
     Program(const std::string& source, const char* name) {
-        const char* headers[] = {stdint_header, stddef_header, embedded::abi_header, embedded::scalars_header};
-        const char* names[] = {"stdint.h", "stddef.h", "brain/plugin_abi.h", "device_scalars.h"};
-        check_nvrtc(nvrtcCreateProgram(&m_program, source.c_str(), name, 4, headers, names), "nvrtcCreateProgram");
+        std::vector<const char*> headers = {stdint_header, stddef_header}, names = {"stdint.h", "stddef.h"};
+        for (const embedded::File& file : embedded::files) {
+            headers.push_back(file.text);
+            names.push_back(file.name);
+        }
+        check_nvrtc(nvrtcCreateProgram(&m_program, source.c_str(), name, static_cast<int>(headers.size()),
+                                       headers.data(), names.data()),
+                    "nvrtcCreateProgram");
     }
     ~Program() {
         if (m_program) (void)nvrtcDestroyProgram(&m_program);
@@ -83,50 +88,19 @@ Target choose_target(int major, int minor) {
 }
 
 std::string kernel_source() {
-    std::string source;
-    // Tuning experiments: NAME=VALUE pairs become #define lines ahead of the kernels (whose switches are
-    // #ifndef'd), so one build can measure several variants; the source is part of the cache key, so each gets its
-    // own entry.
-    if (const char* defines = std::getenv("BRAIN_CUDA_KERNEL_DEFINES")) {
-        std::string list = defines;
-        for (std::size_t at = 0; at <= list.size();) {
-            const std::size_t end = std::min(list.find(',', at), list.size());
-            const std::string item = list.substr(at, end - at);
-            at = end + 1;
-            if (item.empty()) continue;
-            const std::size_t eq = item.find('=');
-            const std::string name = item.substr(0, eq);
-            const bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                               std::all_of(name.begin(), name.end(), [](char ch) {
-                                   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-                               });
-            if (!valid || item.find('\n') != std::string::npos)
-                throw sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT,
-                                   "BRAIN_CUDA_KERNEL_DEFINES: expected NAME=VALUE items separated "
-                                   "by commas, found '" +
-                                       item + "'; unset it or fix that item");
-            source += "#define ";
-            source += name;
-            if (eq != std::string::npos) {
-                source += ' ';
-                source.append(item, eq + 1, std::string::npos);
-            }
-            source += '\n';
-        }
+    return test_kernel_defines() + "#include \"layer_kernels.cu\"\n#include \"fused_epoch.cu\"\n" +
+           test_kernel_suffix();
+}
+
+std::string kernel_text(const std::string& source) {
+    std::string text = source;
+    for (const embedded::File& file : embedded::files) {
+        text += '\0';
+        text += file.name;
+        text += '\0';
+        text += file.text;
     }
-    // The fused epoch kernel uses the per-operation kernels' device functions and runs the products of
-    // brain_fused_gemm.cu, so they come in this order.
-    source += embedded::kernels;
-    source += "\n";
-    source += embedded::fused_gemm;
-    source += "\n";
-    source += embedded::fused_kernels;
-    if (const char* suffix = std::getenv("BRAIN_CUDA_TEST_KERNEL_SUFFIX")) {
-        source += "\n";
-        source += suffix;
-        source += "\n";
-    }
-    return source;
+    return text;
 }
 
 std::vector<std::string> compile_options(const Target& target) {
@@ -136,7 +110,7 @@ std::vector<std::string> compile_options(const Target& target) {
 
 std::vector<char> compile(const std::string& source, const Target& target,
                           const std::vector<std::string>& extra_options, std::string* log) {
-    Program program(source, "brain_kernels.cu");
+    Program program(source, "kernels.cu");
     std::vector<std::string> options = compile_options(target);
     options.insert(options.end(), extra_options.begin(), extra_options.end());
     std::vector<const char*> pointers;

@@ -1,7 +1,9 @@
-// brain::cuda kernel compilation: the plugin's embedded kernel text (kernels/*.cu) compiled by NVRTC for one GPU
+// brain::cuda kernel compilation: the plugin's embedded kernel files (kernels/) compiled by NVRTC for one GPU
 // architecture. Needs neither a GPU nor the CUDA runtime, so the tests compile the kernels on machines without one.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <nvrtc.h>
 #include <string>
 #include <vector>
@@ -23,10 +25,44 @@ struct Target {
 // below it, as PTX (a GPU newer than the toolkit). Throws KERNEL_COMPILE_FAILED when it knows none at or below.
 Target choose_target(int major, int minor);
 
-// The whole kernel text: kernels/brain_kernels.cu, then kernels/brain_fused_gemm.cu and kernels/brain_fused_mlp.cu
-// (which use its device functions), then BRAIN_CUDA_TEST_KERNEL_SUFFIX when set (the tests provoke compile errors
-// with it).
+// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/fused_epoch.cu).
+enum class Kernel {
+    ShufflePermutation,
+    GatherBatch,
+    BiasActivation,
+    BiasSoftmax,
+    OutputLoss,
+    BackpropActivation,
+    BackpropSoftmax,
+    ColumnSums,
+    FinishBatch,
+    SgdUpdate,
+    AdamUpdate,
+    FinishEpoch,
+    FusedEpoch, // a whole epoch, cooperative launch only
+};
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpoch) + 1;
+
+// Each kernel's name in the kernel source, in the order of Kernel.
+inline constexpr std::array<const char*, kernel_count> kernel_names = {
+    "brain_shuffle_permutation", "brain_gather_batch",        "brain_bias_activation",  "brain_bias_softmax",
+    "brain_output_loss",         "brain_backprop_activation", "brain_backprop_softmax", "brain_column_sums",
+    "brain_finish_batch",        "brain_sgd_update",          "brain_adam_update",      "brain_finish_epoch",
+    "brain_fused_epoch"};
+
+// The kernel's name in the kernel source.
+inline const char* kernel_name(Kernel kernel) noexcept {
+    return kernel_names[static_cast<std::size_t>(kernel)];
+}
+
+// The program NVRTC compiles: it includes the kernel files by name (compile() gives them to NVRTC as headers). Test
+// builds put BRAIN_CUDA_KERNEL_DEFINES's #define lines ahead and BRAIN_CUDA_TEST_KERNEL_SUFFIX after
+// (test_hooks.hpp).
 std::string kernel_source();
+
+// `source` followed by every file it may include, name and text: what decides the compiled image (with the options
+// and target), so a disk-cache entry keyed by it is never stale.
+std::string kernel_text(const std::string& source);
 
 // The plugin's NVRTC options for `target`: architecture, C++17, device code by default, BRAIN_CUDA_DEVICE_CODE.
 std::vector<std::string> compile_options(const Target& target);

@@ -26,10 +26,10 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------------------------
 // On-disk cache of NVRTC output, so a warm process skips the compile. An entry is keyed by everything that
-// changes the image (source, options, target, NVRTC and driver versions) and carries its size and checksum:
-// a torn or corrupt file is ignored and rewritten. Writers go through a unique temporary file and rename(), so
-// concurrent writers and readers only ever see whole entries. The cache is an optimisation: any failure in it
-// means compiling, never an error.
+// changes the image (the kernel text, options, target, NVRTC and driver versions) and carries its size and
+// checksum: a torn or corrupt file is ignored and rewritten. Writers go through a unique temporary file and
+// rename(), so concurrent writers and readers only ever see whole entries. The cache is an optimisation: any
+// failure in it means compiling, never an error.
 
 std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t hash = 0xcbf29ce484222325ULL) {
     const auto* bytes = static_cast<const unsigned char*>(data);
@@ -58,7 +58,7 @@ std::filesystem::path cache_file(const std::string& source, const Target& target
     int nvrtc_major = 0, nvrtc_minor = 0, driver = 0;
     (void)nvrtcVersion(&nvrtc_major, &nvrtc_minor);
     (void)cudaDriverGetVersion(&driver);
-    const std::string key = source + '\0' + target.option + '\0' + std::to_string(nvrtc_major) + "." +
+    const std::string key = kernel_text(source) + '\0' + target.option + '\0' + std::to_string(nvrtc_major) + "." +
                             std::to_string(nvrtc_minor) + '\0' + std::to_string(driver);
     char name[64];
     std::snprintf(name, sizeof name, "kernels-%s-%016llx.bin", target.label.c_str(),
@@ -109,17 +109,8 @@ void write_cache(const std::filesystem::path& file, const std::vector<char>& ima
     }
 }
 
-cudaLibrary_t load_library(const std::vector<char>& image) {
-    cudaLibrary_t library = nullptr;
-    check_cuda(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-               "cudaLibraryLoadData (the NVRTC-compiled kernels)");
-    return library;
-}
-
-cudaKernel_t get_kernel(cudaLibrary_t library, const char* name) {
-    cudaKernel_t kernel = nullptr;
-    check_cuda(cudaLibraryGetKernel(&kernel, library, name), name);
-    return kernel;
+cudaError_t load_library(const std::vector<char>& image, cudaLibrary_t& library) {
+    return cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
 }
 
 // NVRTC's image, written to the cache entry `cached` (none when empty) for the next process.
@@ -169,31 +160,20 @@ std::unique_ptr<KernelModule> build_module(Registry& reg, int major, int minor, 
         image = produce_image(source, target);
     }
     cudaLibrary_t library = nullptr;
-    if (image.from_cache && cudaLibraryLoadData(&library, image.bytes.data(), nullptr, nullptr, 0, nullptr, nullptr,
-                                                0) != cudaSuccess) {
+    if (image.from_cache && load_library(image.bytes, library) != cudaSuccess) {
         (void)cudaGetLastError();
         library = nullptr;
         log_message(3, "cuda plugin: the cached kernels for " + target.label + " did not load; recompiling");
         image = compile_and_cache(source, target, cache_file(source, target));
     }
-    if (!library) library = load_library(image.bytes);
+    if (!library)
+        check_cuda(load_library(image.bytes, library), "cudaLibraryLoadData (the NVRTC-compiled kernels)");
     // The library is deliberately never unloaded: kernels may be referenced by captured graphs until the
     // process exits, and unloading during static destruction races the runtime's own teardown.
     auto module = std::make_unique<KernelModule>();
     module->architecture = target.label;
-    module->shuffle_permutation = get_kernel(library, "brain_shuffle_permutation");
-    module->gather_batch = get_kernel(library, "brain_gather_batch");
-    module->bias_activation = get_kernel(library, "brain_bias_activation");
-    module->bias_softmax = get_kernel(library, "brain_bias_softmax");
-    module->output_loss = get_kernel(library, "brain_output_loss");
-    module->backprop_activation = get_kernel(library, "brain_backprop_activation");
-    module->backprop_softmax = get_kernel(library, "brain_backprop_softmax");
-    module->column_sums = get_kernel(library, "brain_column_sums");
-    module->finish_batch = get_kernel(library, "brain_finish_batch");
-    module->sgd_update = get_kernel(library, "brain_sgd_update");
-    module->adam_update = get_kernel(library, "brain_adam_update");
-    module->finish_epoch = get_kernel(library, "brain_finish_epoch");
-    module->fused_epoch = get_kernel(library, "brain_fused_epoch");
+    for (std::size_t k = 0; k < kernel_count; ++k)
+        check_cuda(cudaLibraryGetKernel(&module->kernels[k], library, kernel_names[k]), kernel_names[k]);
     return module;
 }
 
@@ -203,7 +183,7 @@ const KernelModule& kernels_for_current_device() {
     int device = 0, major = 0, minor = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     compute_capability(device, major, minor);
-    // Keyed by architecture and source (the test suffix changes the source).
+    // Keyed by architecture and source (test builds' kernel text hooks change the source).
     const std::string source = kernel_source();
     Registry& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mutex);
@@ -214,7 +194,8 @@ const KernelModule& kernels_for_current_device() {
 
 KernelPrefetch::KernelPrefetch(int device) noexcept {
     try {
-        // Unchecked calls: the test-only fault injection counts checked ones, and a prefetch must not consume them.
+        // Unchecked calls: the test builds' fault injection counts checked ones, and a prefetch must not consume
+        // them.
         int major = 0, minor = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {

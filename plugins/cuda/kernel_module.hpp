@@ -1,10 +1,13 @@
-// brain::cuda::KernelModule: the plugin's kernels, compiled by NVRTC from the embedded source for one GPU
+// brain::cuda::KernelModule: the plugin's kernels, compiled by NVRTC from the embedded kernel files for one GPU
 // architecture and loaded with the runtime's library API (no libcuda link). Compiled once per process per
 // architecture and kept for the process's life.
 #pragma once
 
 #include "cuda_errors.hpp"
+#include "kernel_compiler.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cuda_runtime_api.h>
 #include <future>
 #include <string>
@@ -12,22 +15,14 @@
 
 namespace brain::cuda {
 
-// Handles of every kernel in kernels/brain_kernels.cu and kernels/brain_fused_mlp.cu.
+// The kernels' 64-bit integer parameter type (brain_u64 in the kernels).
+using DeviceU64 = unsigned long long;
+
+// Handles of every kernel (kernel_compiler.hpp's Kernel) for one architecture.
 struct KernelModule {
     std::string architecture; // e.g. "sm_90"
-    cudaKernel_t shuffle_permutation = nullptr;
-    cudaKernel_t gather_batch = nullptr;
-    cudaKernel_t bias_activation = nullptr;
-    cudaKernel_t bias_softmax = nullptr;
-    cudaKernel_t output_loss = nullptr;
-    cudaKernel_t backprop_activation = nullptr;
-    cudaKernel_t backprop_softmax = nullptr;
-    cudaKernel_t column_sums = nullptr;
-    cudaKernel_t finish_batch = nullptr;
-    cudaKernel_t sgd_update = nullptr;
-    cudaKernel_t adam_update = nullptr;
-    cudaKernel_t finish_epoch = nullptr;
-    cudaKernel_t fused_epoch = nullptr; // kernels/brain_fused_mlp.cu: a whole epoch, cooperative launch only
+    std::array<cudaKernel_t, kernel_count> kernels{};
+    cudaKernel_t operator[](Kernel kernel) const noexcept { return kernels[static_cast<std::size_t>(kernel)]; }
 };
 
 // The kernels for the current device (cudaSetDevice already called), compiling them on first use for its
@@ -57,11 +52,13 @@ private:
     std::shared_future<KernelImage> m_image;
 };
 
-// Launch `kernel` on `stream` with exactly these arguments (their types must match the kernel's parameters).
+// Launch `kernel` of `module` on `stream` with exactly these arguments (their types must match the kernel's
+// parameters); a failure names the kernel.
 template <class... Args>
-void launch(cudaKernel_t kernel, dim3 grid, dim3 block, cudaStream_t stream, const char* name, Args... args) {
+void launch(const KernelModule& module, Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
     void* params[] = {static_cast<void*>(&args)...};
-    check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, params, 0, stream), name);
+    check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(module[kernel]), grid, block, params, 0, stream),
+               kernel_name(kernel));
 }
 
 } // namespace brain::cuda

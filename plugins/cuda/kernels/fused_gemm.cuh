@@ -1,237 +1,22 @@
-// The fused epoch kernel's products (brain_fused_mlp.cu runs them): C = A B over the grid, in tiles through shared
-// memory or a warp per output, each finished by the epilogue of its kind (forward: bias and activation; weight
-// gradient: stored, or applied by the optimizer; delta: the derivative of the activation below). Appended by the
-// plugin after brain_kernels.cu (whose device functions the epilogues share) and before brain_fused_mlp.cu.
+// The fused epoch kernel's products (fused_epoch.cu runs them): C = A B over the grid, in tiles through shared
+// memory or a warp per output, each finished by its epilogue (fused_epilogues.cuh).
+#pragma once
+
+#include "fused_epilogues.cuh"
 
 #define BRAIN_FUSED_THREADS 256
 #define BRAIN_FUSED_WARPS (BRAIN_FUSED_THREADS / BRAIN_WARP)
-#define BRAIN_TILE 32   // a full tile's rows and columns
-#define BRAIN_TILE_K 32 // K per shared-memory chunk
-// Chunks in shared memory: the one multiplied and those being copied (8 measured no faster).
-#ifndef BRAIN_TILE_STAGES
-#define BRAIN_TILE_STAGES 4
-#endif
-// Where a weight gradient's bias gradient is summed when the weight gradient goes to tiles: 0 by a warp per column
-// after the phase's GEMMs, 1 by the tiles themselves, 2 (the default) by the tiles only when the blocks the phase
-// leaves free have fewer warps than there are columns (fused_bias_in_tiles). A switch for measurements and tests
-// (BRAIN_CUDA_KERNEL_DEFINES, docs/cuda-plugin.md).
+#define BRAIN_TILE 32       // a full tile's rows and columns
+#define BRAIN_TILE_K 32     // K per shared-memory chunk
+#define BRAIN_TILE_STAGES 4 // chunks in shared memory: the one multiplied and those being copied
+// Where a weight gradient's bias gradient is summed when the weight gradient goes to tiles: 2 (the default) by the
+// tiles only when the blocks the phase leaves free have fewer warps than there are columns (fused_bias_in_tiles),
+// else by a warp per column after the phase's products; 1 always by the tiles, 0 never (docs/cuda-plugin.md).
 #ifndef BRAIN_FUSED_BIAS_IN_TILES
 #define BRAIN_FUSED_BIAS_IN_TILES 2
 #endif
-// Whether the last phase's weight gradient (the first layer's, the phase's only product) runs in tiles of 8 x 32
-// where four times its 32 x 32 tiles still fit in the grid (1), or at least 16 high (0, the default): seed16's and
-// x64's first layers (16 and 64 inputs) fill 16 and 32 of the grid's 132 blocks with half tiles. Measured within
-// noise of 0 (seventh session: x64 0.2 us faster, x256 0.5 slower, with 22 KB more code); a switch for
-// measurements and tests.
-#ifndef BRAIN_FUSED_QUARTER_TILES
-#define BRAIN_FUSED_QUARTER_TILES 0
-#endif
-// Whether a tile copies an operand whose rows start 16-byte aligned by one 16-byte cp.async per 4 floats instead of
-// one per float: 0, never; 1, only m- or n-major operands (A with contiguous m: a weight gradient's delta^T; B
-// with contiguous n: a weight gradient's input, the delta product's weights); 2 (the default), k-major ones too
-// (the forward products' inputs and weights, the delta product's delta). The sixth session's profile counted ~90
-// of a full tile chunk's ~250 instructions per warp in its 4-byte copies. A switch for measurements and tests.
-#ifndef BRAIN_TILE_VECTOR_COPIES
-#define BRAIN_TILE_VECTOR_COPIES 1
-#endif
-// Whether a tile's first BRAIN_TILE_STAGES - 1 chunks are queued by a loop (1, the default) or by unrolled copies
-// of the queueing code (0): each of the kernel's seven copies of the tile code (a copy per kind of product and
-// tile height) held three, 20 KB of a 265 KB kernel that stalls on instruction fetches (ncu: 8% of its warps'
-// stall samples). A switch for measurements.
-#ifndef BRAIN_TILE_PROLOGUE_LOOP
-#define BRAIN_TILE_PROLOGUE_LOOP 1
-#endif
-// Whether a one-output head folds into the phases beside it (1, the default) instead of taking a loss phase of its
-// own (0). Its dL/dz is a number per row, so the delta of the layer below is that number times g = W_head[j]
-// act'(z, a), which the forward phase of the layer below can store with its outputs, together with each tile's
-// share of the head's dot products (brain_fused_mlp.cu runs the phases; the tiles read this first). The first
-// backward phase then works out every row's dL/dz from those shares in each block (BRAIN_FUSED_FOLD_ROWS rows at
-// most, in shared memory), scales the weight gradient's operand and the delta product's rows by it, and computes
-// the head's gradient in row slices, which the next phase adds up and applies: one phase and one grid barrier fewer
-// per step. Only for networks of three or more layers, a head without softmax, losses but categorical
-// cross-entropy, and a layer below whose forward product goes to tiles. Measured (eighth session) 0.3-0.9 us per
-// step faster than 0; the row pass inside each block's first tile, overlapping its first copies, was slower than
-// before the products (the pass's code in every copy of the tile code) and was removed. A switch for measurements
-// and tests.
-#ifndef BRAIN_FUSED_FOLDED_HEAD
-#define BRAIN_FUSED_FOLDED_HEAD 1
-#endif
-// Whether forward products always take tiles 16 high and delta products 32 high (1), whatever the phase's height,
-// which leaves the kernel two copies of the tile code fewer (266 -> 229 KB; the four small configs run neither),
-// or follow the phase (0, the default). Measured 0.0-0.5 us per step faster on those configs, which its smaller
-// register allocation explains (BRAIN_FUSED_MAX_REGISTERS in brain_fused_mlp.cu gives the same); off because a
-// forward phase of many tiles would take two rounds of half tiles. A switch for measurements and tests.
-#ifndef BRAIN_FUSED_ONE_HEIGHT
-#define BRAIN_FUSED_ONE_HEIGHT 0
-#endif
-// How many of a chunk's shared loads (each of A and of B) each thread issues before it queues the copies of a later
-// chunk: 0 queues the copies first. Loads issued first land while the copies issue instead of stalling the first
-// multiply-adds; more of them keep more registers live across the copy code.
-#ifndef BRAIN_TILE_LOADS_FIRST
-#define BRAIN_TILE_LOADS_FIRST 1
-#endif
-// Measurement only, never for training (the products come out wrong): a mask of parts of the step left out, to
-// bound what making each cheaper could gain (docs/performance.md, eleventh session). 1: the copies of every chunk
-// past a tile's first BRAIN_TILE_STAGES - 1 (the later chunks multiply stale stages); 2: the block barrier between
-// chunks; 4: the multiply-adds (the shared loads still land); 8: the grid barriers (each only syncs its block,
-// brain_fused_mlp.cu). 0, the default, leaves nothing out.
-#ifndef BRAIN_TILE_ABLATE
-#define BRAIN_TILE_ABLATE 0
-#endif
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
-
-// One matrix operand: element (i, j) is p[row(i) * rs + j * cs], with row(i) = index ? index[i] : i (the index
-// maps batch positions to data-set rows through the epoch's permutation).
-struct FusedOperand {
-    const float* p;
-    const uint32_t* index;
-    brain_u64 rs;
-    brain_u64 cs;
-    __device__ __forceinline__ const float* ptr(unsigned i, unsigned j) const {
-        const brain_u64 row = index ? (brain_u64)index[i] : (brain_u64)i;
-        return p + row * rs + (brain_u64)j * cs;
-    }
-    // Plain loads, never __ldg: the kernel itself writes these arrays in earlier phases (the barrier's fences
-    // make those writes visible; the read-only cache would not).
-    __device__ __forceinline__ float at(unsigned i, unsigned j) const { return *ptr(i, j); }
-};
-
-// The kinds of product, each with its own epilogue; a template argument of the GEMM code (fused_gemm), so that each
-// call site's copy of that code holds its own epilogue only.
-enum FusedEpilogue { FUSED_FORWARD = 0, FUSED_WEIGHT_GRADIENT = 1, FUSED_DELTA = 2 };
-
-// C (M x N) = A (M x K) B (K x N), finished by the epilogue of the kind of product the caller names.
-struct FusedGemm {
-    FusedOperand a;
-    FusedOperand b;
-    unsigned m;
-    unsigned n;
-    unsigned k;
-    const brain_fused_layer* layer;           // the layer the GEMM belongs to
-    const brain_fused_layer* below = nullptr; // FUSED_DELTA: the layer whose delta is written
-    bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
-    bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
-    bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
-    // A folded head (BRAIN_FUSED_FOLDED_HEAD). FUSED_WEIGHT_GRADIENT: A(m, k) times scale[k]; FUSED_DELTA: output
-    // row m times scale[m] (the rows' dL/dz of the head, in shared memory).
-    const float* scale = nullptr;
-    // FUSED_FORWARD of the layer below a folded head: the head's weights (g = head_w[n] act'(z, a) goes to the
-    // layer's delta) and where each tile's dot products with them go (head_dots[m * head_tiles + n / 32]).
-    const float* head_w = nullptr;
-    float* head_dots = nullptr;
-    unsigned head_tiles = 0;
-};
-
-// What every phase needs: the arguments, this step's batch and optimizer coefficients.
-struct FusedContext {
-    const brain_fused_epoch_args* args;
-    int batch;
-    float step_size;
-    float bc2_sqrt;
-    float decay;
-#if BRAIN_FUSED_FOLDED_HEAD
-    // A folded head (BRAIN_FUSED_FOLDED_HEAD): the step's rows, their first position in the epoch's order and
-    // their data-set rows (shared memory), the head's dot-product shares (rows x head_tiles) and where the rows'
-    // dL/dz go (shared memory).
-    unsigned rows;
-    brain_u64 start;
-    const uint32_t* batch_rows;
-    const float* head_dots;
-    unsigned head_tiles;
-    float* head_dl;
-#endif
-};
-
-// What an output's epilogue reads besides the sum, loaded ahead (fused_epilogue_load) so that the loads overlap
-// the product instead of adding a round trip to global memory after it: the bias (forward), z and a of the layer
-// below (delta), or the parameter and its optimizer state (weight gradient with the update).
-struct EpilogueInputs {
-    float x;
-    float y;
-    float w;
-};
-
-// KIND: the product's FusedEpilogue, fixed per call site so that each copy of the GEMM code holds one epilogue.
-template <int KIND>
-static __device__ __forceinline__ EpilogueInputs fused_epilogue_load(const FusedContext& c, const FusedGemm& g,
-                                                                     unsigned m, unsigned n) {
-    EpilogueInputs in = {0.0f, 0.0f, 0.0f};
-    const brain_u64 at = (brain_u64)m * g.n + n;
-    const brain_fused_epoch_args& a = *c.args;
-    if (KIND == FUSED_FORWARD) {
-        in.x = a.params[g.layer->bias_offset + n];
-        if (g.head_w) in.y = g.head_w[n];
-    } else if (KIND == FUSED_DELTA) {
-        in.x = g.below->z[at];
-        in.y = g.below->a[at];
-    } else if (g.update) {
-        const brain_u64 i = g.layer->weight_offset + at;
-        in.x = a.params[i];
-        in.y = a.state_m[i];
-        if (a.optimizer != BRAIN_OPT_SGD) in.w = a.state_v[i];
-    }
-    return in;
-}
-
-// The optimizer step for parameter i (value p, state in m and v) with gradient g; flags the batch if the
-// parameter stops being finite.
-static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g, float p, float m,
-                                                    float v) {
-    const brain_fused_epoch_args& a = *c.args;
-    if (a.optimizer == BRAIN_OPT_SGD) {
-        p = sgd_value(p, g, m, a.learning_rate, a.momentum);
-    } else {
-        p = adam_value(p, g, m, v, a.beta1, a.beta2, a.epsilon, c.step_size, c.bc2_sqrt, c.decay);
-        a.state_v[i] = v;
-    }
-    a.state_m[i] = m;
-    a.params[i] = p;
-    if (!isfinite(p)) atomicMin(&a.scalars->bad_weight_batch, c.batch);
-}
-static __device__ __forceinline__ void fused_update(const FusedContext& c, brain_u64 i, float g) {
-    const brain_fused_epoch_args& a = *c.args;
-    fused_update(c, i, g, a.params[i], a.state_m[i], a.optimizer == BRAIN_OPT_SGD ? 0.0f : a.state_v[i]);
-}
-// Parameter i's gradient g: applied at once when `update`, stored in grads for the last phase's pass otherwise.
-static __device__ __forceinline__ void fused_gradient(const FusedContext& c, brain_u64 i, float g, bool update) {
-    if (update)
-        fused_update(c, i, g);
-    else
-        c.args->grads[i] = g;
-}
-
-// Returns the output's term of a folded head's dot product (FusedGemm::head_w), zero otherwise.
-template <int KIND>
-static __device__ __forceinline__ float fused_epilogue(const FusedContext& c, const FusedGemm& g, unsigned m,
-                                                       unsigned n, float acc, const EpilogueInputs& in) {
-    const brain_u64 at = (brain_u64)m * g.n + n;
-    if (KIND == FUSED_FORWARD) {
-        const brain_fused_layer& l = *g.layer;
-        const float v = acc + in.x;
-        l.z[at] = v;
-        float activated = v;
-        if (!g.last && l.a != l.z) {
-            activated = brain_activate(l.activation, v, l.param);
-            l.a[at] = activated;
-        }
-        if (g.head_w) {
-            l.delta[at] = brain_derivative(l.activation, v, activated, l.param) * in.y;
-            return activated * in.y;
-        }
-    } else if (KIND == FUSED_WEIGHT_GRADIENT) {
-        const brain_u64 i = g.layer->weight_offset + at;
-        if (g.update)
-            fused_update(c, i, acc, in.x, in.y, in.w);
-        else
-            c.args->grads[i] = acc;
-    } else {
-        const brain_fused_layer& l = *g.below;
-        if (g.scale) acc *= g.scale[m];
-        l.delta[at] = acc * brain_derivative(l.activation, in.x, in.y, l.param);
-    }
-    return 0.0f;
-}
 
 // Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
 template <int KIND>
@@ -257,14 +42,12 @@ static __device__ void fused_gemm_warps(const FusedContext& c, const FusedGemm& 
     }
 }
 
-// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid,
-// or 8 for the last phase's weight gradient when it has too few to occupy a quarter, BRAIN_FUSED_QUARTER_TILES:
+// Larger outputs: tiles of TM x 32 outputs (TM = 32, or 16 when a phase has too few tiles to occupy half the grid:
 // fused_phase_tile), one per block at a time. K goes through shared memory in chunks of BRAIN_TILE_K,
 // BRAIN_TILE_STAGES - 1 chunks ahead of the multiply-adds, copied by cp.async (sm_80 and newer), which needs no
-// registers, so many loads are in flight at once (measured: fewer stages are no slower; what bounds a tile is each
-// warp's dependent instruction stream, docs/performance.md). Each thread holds a 4 x 4 block of outputs; the
-// block's threads form groups of TM * 2 that split each chunk's K, and the groups' partial sums are added in a
-// fixed order at the end.
+// registers, so many loads are in flight at once (what bounds a tile is each warp's dependent instruction stream,
+// docs/performance.md). Each thread holds a 4 x 4 block of outputs; the block's threads form groups of TM * 2 that
+// split each chunk's K, and the groups' partial sums are added in a fixed order at the end.
 struct TileStage {
     float a[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // a[k][m] or, k-major, a[m][k] (fused_gemm_tiles)
     float b[BRAIN_TILE_K][BRAIN_TILE_PITCH]; // b[k][n] or, k-major, b[n][k]
@@ -351,32 +134,28 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
                   "tile shape");
     static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
-    constexpr unsigned loads_first = BRAIN_TILE_LOADS_FIRST; // shared loads ahead of the copies, per chunk
+    static_assert(group_k > 1, "a chunk's later copies are queued after its first shared loads");
     const unsigned tid = threadIdx.x;
     const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
     const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
     const unsigned tiles = tile_count(TM, g.m, g.n);
     const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
-    // 16-byte copies (BRAIN_TILE_VECTOR_COPIES): 4 consecutive floats along the operand's shared rows, which must
-    // start 16-byte aligned in global memory; constant false when the switch is off, so that the code below folds
-    // away. A k-major A may be gathered through the index (its rows are), an m-major one not (its k rows are);
-    // conversely for B.
+    // 16-byte copies of an m-major A or an n-major B (a weight gradient's delta^T and input, the delta product's
+    // weights): 4 consecutive m (n) of one k, whose rows must start 16-byte aligned in global memory; constant
+    // false for a k-major operand, which copies 4 bytes at a time, so that the code below folds away. B may be
+    // gathered through the index (its k rows are), A not.
     const bool a_aligned = reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
     const bool b_aligned = reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
-    const bool a_vec =
-        BRAIN_TILE_VECTOR_COPIES > (AK ? 1 : 0) && a_aligned &&
-        (AK ? g.a.cs == 1 && g.a.rs % 4 == 0 : g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0);
-    const bool b_vec =
-        BRAIN_TILE_VECTOR_COPIES > (BK ? 1 : 0) && b_aligned &&
-        (BK ? g.b.rs == 1 && g.b.index == nullptr && g.b.cs % 4 == 0 : g.b.cs == 1 && g.b.rs % 4 == 0);
-    constexpr unsigned a_quads = AK ? BRAIN_TILE_K / 4 : TM / 4,
-                       b_quads = BRAIN_TILE_K / 4; // float4s per shared row
+    const bool a_vec = !AK && a_aligned && g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0;
+    const bool b_vec = !BK && b_aligned && g.b.cs == 1 && g.b.rs % 4 == 0;
+    constexpr unsigned a_quads = TM / 4, b_quads = BRAIN_TILE / 4; // float4s per shared row of a 16-byte copy
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
         const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
         // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
         // the element's k within the chunk, the start of its row of A (A(m, k) = row + k cs) or of its column of B
         // (B(k, n) = column + row(k) rs), and whether its m or n lies inside the product. Per chunk that leaves an
-        // add, a clamp and a multiply-add per copy.
+        // add, a clamp and a multiply-add per copy. A's and B's loops stay apart: through one shared helper ptxas
+        // builds a different kernel.
         unsigned a_slot[a_per_thread], a_k[a_per_thread], b_slot[b_per_thread], b_k[b_per_thread];
         const float* a_row[a_per_thread];
         const float* b_column[b_per_thread];
@@ -400,57 +179,36 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             b_column[q] = g.b.p + (brain_u64)min(n0 + n, g.n - 1) * g.b.cs;
         }
         // With 16-byte copies, thread tid copies float4 tid of each chunk (A: the first 8 TM threads): its shared
-        // row r = tid / quads and 4 (tid % quads) the first float's place along it. An m- or n-major operand's
-        // float4 holds 4 m (n) of one k: its bytes inside the product are fixed per tile (a partial last float4 is
-        // zero-filled), its row start clamped to an aligned address inside the operand. A k-major one's holds 4 k
-        // of one m (n): its bytes depend on the chunk (16 but at the end of K).
+        // row (its k) r = tid / quads and 4 (tid % quads) the first float's place along it. Its bytes inside the
+        // product are fixed per tile (a partial last float4 is zero-filled), its row start clamped to an aligned
+        // address inside the operand.
         unsigned a4_slot = 0, a4_k = 0, a4_bytes = 0, b4_slot = 0, b4_k = 0, b4_bytes = 0;
         const float* a4_row = g.a.p;
         const float* b4_column = g.b.p;
         if (a_vec && tid < 8 * TM) {
             const unsigned r = tid / a_quads, f = 4 * (tid % a_quads);
             a4_slot = r * BRAIN_TILE_PITCH + f;
-            if (AK) {
-                a4_k = f;
-                a4_bytes = m0 + r < g.m ? 16u : 0u;
-                a4_row = g.a.ptr(min(m0 + r, g.m - 1), 0);
-            } else {
-                a4_k = r;
-                a4_bytes = m0 + f < g.m ? 4 * min(4u, g.m - m0 - f) : 0u;
-                a4_row = g.a.p + min(m0 + f, (g.m - 1) & ~3u);
-            }
+            a4_k = r;
+            a4_bytes = m0 + f < g.m ? 4 * min(4u, g.m - m0 - f) : 0u;
+            a4_row = g.a.p + min(m0 + f, (g.m - 1) & ~3u);
         }
         if (b_vec) {
             const unsigned r = tid / b_quads, f = 4 * (tid % b_quads);
             b4_slot = r * BRAIN_TILE_PITCH + f;
-            if (BK) {
-                b4_k = f;
-                b4_bytes = n0 + r < g.n ? 16u : 0u;
-                b4_column = g.b.p + (brain_u64)min(n0 + r, g.n - 1) * g.b.cs;
-            } else {
-                b4_k = r;
-                b4_bytes = n0 + f < g.n ? 4 * min(4u, g.n - n0 - f) : 0u;
-                b4_column = g.b.p + min(n0 + f, (g.n - 1) & ~3u);
-            }
+            b4_k = r;
+            b4_bytes = n0 + f < g.n ? 4 * min(4u, g.n - n0 - f) : 0u;
+            b4_column = g.b.p + min(n0 + f, (g.n - 1) & ~3u);
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
-#if BRAIN_TILE_ABLATE & 1
-            if (chunk + 1 >= BRAIN_TILE_STAGES) chunk = chunks; // measurement only
-#endif
             if (chunk < chunks) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
                 if (a_vec) {
                     const unsigned k = k0 + a4_k;
-                    if (tid < 8 * TM) {
-                        if (AK)
-                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (k < g.k ? k : 0u),
-                                       k < g.k ? min(a4_bytes, 4 * (g.k - k)) : 0u);
-                        else
-                            tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
-                                       k < g.k ? a4_bytes : 0u);
-                    }
+                    if (tid < 8 * TM)
+                        tile_copy4(&st.a[0][0] + a4_slot, a4_row + (brain_u64)min(k, g.k - 1) * g.a.cs,
+                                   k < g.k ? a4_bytes : 0u);
                 } else {
 #pragma unroll
                     for (unsigned q = 0; q < a_per_thread; ++q) {
@@ -460,15 +218,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                     }
                 }
                 if (b_vec) {
-                    const unsigned k = k0 + b4_k;
-                    if (BK) {
-                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + (k < g.k ? k : 0u),
-                                   k < g.k ? min(b4_bytes, 4 * (g.k - k)) : 0u);
-                    } else {
-                        const unsigned kc = min(k, g.k - 1);
-                        const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
-                        tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
-                    }
+                    const unsigned k = k0 + b4_k, kc = min(k, g.k - 1);
+                    const brain_u64 row = g.b.index ? (brain_u64)g.b.index[kc] : (brain_u64)kc;
+                    tile_copy4(&st.b[0][0] + b4_slot, b4_column + row * g.b.rs, k < g.k ? b4_bytes : 0u);
                 } else {
 #pragma unroll
                     for (unsigned q = 0; q < b_per_thread; ++q) {
@@ -481,11 +233,8 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             tile_commit();
         };
         __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
-#if BRAIN_TILE_PROLOGUE_LOOP
+        // A loop, not unrolled: each copy of the tile code would otherwise hold three copies of the queueing code.
 #pragma unroll 1
-#else
-#pragma unroll
-#endif
         for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
         // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
         EpilogueInputs in[outputs];
@@ -527,22 +276,19 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                         if (k0 + a_k[q] < g.k) sa[a_slot[q]] *= g.scale[k0 + a_k[q]];
                 }
             }
-#if !(BRAIN_TILE_ABLATE & 2) // measurement only when set
             __syncthreads(); // everyone's have, and the stage refilled next is no longer read
-#endif
-            if (loads_first == 0) issue(chunk + BRAIN_TILE_STAGES - 1);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
             const unsigned k0 = group * group_k;
             // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
             // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
             // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv. The loads go in the order
             // the multiply-adds use them (k-major: the four rows of k0..k0+3 first), and the copies of a later
-            // chunk are queued after the first `loads_first` of them, which then land while the copies issue.
+            // chunk are queued after the first of them, which then lands while the copies issue.
             float4 av[group_k], bv[group_k];
             constexpr unsigned q = group_k / 4;
 #pragma unroll
             for (unsigned l = 0; l < group_k; ++l) {
-                if (loads_first > 0 && l == loads_first) issue(chunk + BRAIN_TILE_STAGES - 1);
+                if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
                 const unsigned ka = AK ? (l % 4) * q + l / 4 : l, kb = BK ? (l % 4) * q + l / 4 : l;
                 av[ka] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + ka / q) * BRAIN_TILE_PITCH +
                                                                k0 + 4 * (ka % q))
@@ -551,14 +297,6 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                                   &st.b[0][0] + (tx + 8 * (kb / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kb % q))
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
             }
-            if (loads_first >= group_k) issue(chunk + BRAIN_TILE_STAGES - 1);
-#if BRAIN_TILE_ABLATE & 4 // measurement only: the loads land, nothing multiplies them
-#pragma unroll
-            for (unsigned l = 0; l < group_k; ++l)
-                asm volatile("" ::"f"(av[l].x), "f"(av[l].y), "f"(av[l].z), "f"(av[l].w), "f"(bv[l].x),
-                             "f"(bv[l].y), "f"(bv[l].z), "f"(bv[l].w));
-            if (group_k) continue; // always; the test only keeps NVRTC from calling the code below unreachable
-#endif
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
 #pragma unroll
@@ -624,53 +362,44 @@ static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g)
                                : 0u;
 }
 // The blocks a GEMM keeps busy (more than the grid when it takes several rounds): its warps' blocks, or its tiles
-// of height tm. fused_gemm keeps its own copy beside each branch: through this helper ptxas orders the kernel
-// differently, and only the present form has been measured.
+// of height tm. fused_gemm counts them itself beside each branch: through this helper ptxas orders the kernel
+// differently, and only that form has been measured.
 static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, unsigned tm) {
     return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(tm, g.m, g.n);
 }
-// What a GEMM counts towards its phase's choice of tile height: its 32 x 32 tiles times `factor` (the tiles of
-// height 32 / factor it would take), or the blocks its warp-per-output work keeps busy.
-static __device__ __forceinline__ brain_u64 fused_tile_blocks(const FusedGemm& g, unsigned factor) {
-    return fused_uses_warps(g) ? fused_warp_blocks(g) : (brain_u64)factor * tile_count(BRAIN_TILE, g.m, g.n);
+// What a GEMM counts towards its phase's choice of tile height: the tiles 16 high it would take, or the blocks its
+// warp-per-output work keeps busy.
+static __device__ __forceinline__ brain_u64 fused_half_tile_blocks(const FusedGemm& g) {
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : 2ull * tile_count(BRAIN_TILE, g.m, g.n);
 }
 // The tile height of a phase's GEMMs (`second` only `with_second`): 16 when their 32 x 32 tiles, doubled, and the
 // blocks their warp-per-output work keeps busy still fit in the grid (with more tiles than that, two half tiles
-// per block were measured slower than one full tile); for a phase of one weight gradient (`quarter`), 8 when its
-// tiles times four fit (BRAIN_FUSED_QUARTER_TILES); 32 otherwise.
+// per block are slower than one full tile); 32 otherwise.
 static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& first, const FusedGemm& second,
-                                                            bool with_second, bool quarter) {
-    if (BRAIN_FUSED_QUARTER_TILES && quarter && !with_second && fused_tile_blocks(first, 4) <= gridDim.x)
-        return BRAIN_TILE / 4;
-    return fused_tile_blocks(first, 2) + (with_second ? fused_tile_blocks(second, 2) : 0) <= gridDim.x
+                                                            bool with_second) {
+    return fused_half_tile_blocks(first) + (with_second ? fused_half_tile_blocks(second) : 0) <= gridDim.x
                ? BRAIN_TILE / 2
                : BRAIN_TILE;
 }
 
-// Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile; 8 only where QUARTER). Jobs of one phase
-// are independent, so each starts where the previous one's blocks ended (`first`, advanced past the blocks this
-// one keeps busy) instead of piling onto the first blocks.
+// Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile). Jobs of one phase are independent, so each
+// starts where the previous one's blocks ended (`first`, advanced past the blocks this one keeps busy) instead of
+// piling onto the first blocks.
 // KIND: the product's FusedEpilogue (fused_gemm_tiles).
-template <int KIND, bool QUARTER = false>
+template <int KIND>
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   unsigned tm) {
     const unsigned grid = gridDim.x;
     const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
-    // BRAIN_FUSED_ONE_HEIGHT: one copy of the tile code per kind of product where the four small configs use one.
-    constexpr bool only_half = BRAIN_FUSED_ONE_HEIGHT && KIND == FUSED_FORWARD;
-    constexpr bool only_full = BRAIN_FUSED_ONE_HEIGHT && KIND == FUSED_DELTA;
     brain_u64 busy;
     if (fused_uses_warps(g)) {
         fused_gemm_warps<KIND>(c, g, rank);
         busy = fused_warp_blocks(g);
-    } else if (QUARTER && BRAIN_FUSED_QUARTER_TILES && tm == BRAIN_TILE / 4) {
-        if constexpr (QUARTER && BRAIN_FUSED_QUARTER_TILES) fused_gemm_tiles<BRAIN_TILE / 4, KIND>(c, g, rank, sh);
-        busy = tile_count(BRAIN_TILE / 4, g.m, g.n);
-    } else if (only_half || (!only_full && tm == BRAIN_TILE / 2)) {
-        if constexpr (!only_full) fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
+    } else if (tm == BRAIN_TILE / 2) {
+        fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
-        if constexpr (!only_half) fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
+        fused_gemm_tiles<BRAIN_TILE, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE, g.m, g.n);
     }
     first = (unsigned)((first + busy) % grid);
@@ -737,8 +466,8 @@ static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned
 
 // Whether a phase's weight gradient (tiles of height tm, beside `other` when `with_other`) sums its bias
 // gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns.
-// A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it (measured:
-// x256's last phase 9.6 -> 8.1 us in the tiles, seed16's 6.9 -> 7.9 us, where 116 blocks are free).
+// A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it, which is
+// slower than the tiles' own sums where few blocks are free and faster where many are (docs/performance.md).
 static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
                                            unsigned tm) {
     if (fused_uses_warps(dw)) return false;

@@ -1,6 +1,6 @@
-// The fused epoch kernel: a whole epoch of a narrow network in one cooperative launch. Appended by the plugin to
-// brain_kernels.cu (whose device functions it shares: activations, the output loss row, the optimizer elements),
-// so the math is the same code as the per-operation kernels.
+// The fused epoch kernel: a whole epoch of a narrow network in one cooperative launch. Its products (tiles, a warp
+// per output, their epilogues) are fused_gemm.cuh's; the math is dense_math.cuh's, the same code as the
+// per-operation kernels'.
 //
 // Why: for small layers an optimizer step is a dozen tiny kernels, and even replayed from a CUDA graph each one
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
@@ -11,34 +11,11 @@
 // (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 2 to 2L + 1
 // barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so results
 // are deterministic.
+#include "fused_gemm.cuh"
 
-// The products it runs (tiles, a warp per output, their epilogues) are in brain_fused_gemm.cu, which the plugin
-// appends before this file.
-
-// Whether the loss phase of a narrow output layer (the head) also computes the delta of the layer below and the
-// blocks' shares of the head's gradient, which saves the head's backward phase (1, the default, where the plugin
-// gives the kernel room for the shares: args.head_partial) or not (0). A switch for measurements and tests.
-#ifndef BRAIN_FUSED_HEAD_BACKWARD
-#define BRAIN_FUSED_HEAD_BACKWARD 1
-#endif
-// How the last phase applies the optimizer to the stored gradients (every layer's but the first and the head's):
-// 0, a parameter at a time on every block; 1, BRAIN_FUSED_STORED_BATCH parameters per thread at a time, their
-// loads issued together; 2, as 1, but on the blocks past the phase's other work where they are at least a quarter
-// of the grid (fused_update_stored). A switch for measurements and tests.
-#ifndef BRAIN_FUSED_STORED_UPDATE
-#define BRAIN_FUSED_STORED_UPDATE 2
-#endif
 #define BRAIN_FUSED_STORED_BATCH 4
-// BRAIN_FUSED_FOLDED_HEAD (a one-output head folded into the phases beside it) is defined in brain_fused_gemm.cu,
-// whose tiles read it first.
 #define BRAIN_FUSED_FOLD_ROWS 256
 #define BRAIN_FUSED_FOLD_SHARES 32 // the most row slices of a folded head's gradient
-// Whether each block works out the optimizer's coefficients (two double-precision powers) for up to
-// BRAIN_FUSED_THREADS steps at once, a step per thread, into a table in shared memory (1), or one thread does it at
-// the start of every step while the block waits (0). Same arithmetic, same bits. A switch for measurements.
-#ifndef BRAIN_FUSED_COEFFICIENT_TABLE
-#define BRAIN_FUSED_COEFFICIENT_TABLE 1
-#endif
 // The kernel's arguments stay in the parameter space while their address is taken (sm_70 and newer).
 #if __CUDA_ARCH__ >= 700
 #define BRAIN_GRID_CONSTANT __grid_constant__
@@ -51,30 +28,18 @@
 // when the last block arrives and its low bits are back where they were (zero between launches). No reset and no
 // second word, so the last arrival's atomic is the only step between it and the release of every waiting block.
 //
-// Memory order (sm_70 and newer, BRAIN_GRID_BARRIER_ACQ_REL): the arrival is a release at GPU scope, which orders
-// before it every write this thread has observed, the block's included (__syncthreads orders them before thread
-// 0's atomic); the wait is relaxed polls and then, with 2 (the default), one acquire load of the word, which reads
-// the last arrival's value or a later one, all of them atomics in the release sequence of every block's arrival,
-// so it synchronizes with each; with 1, one acquire-release fence instead (PTX's fence-based acquire pattern, the
-// kernel until the twelfth session: a barrier measured 1.31 us against 1.07 with the load, bench/grid_barrier.cu,
-// and a step 0.7-1.1 us slower). Either way __syncthreads then extends the acquire to the block. The alternative
-// (0) is cooperative_groups' own: __threadfence (a sequentially consistent fence) before the arrival and after
-// the wait.
-#ifndef BRAIN_GRID_BARRIER_ACQ_REL
-#define BRAIN_GRID_BARRIER_ACQ_REL 2
-#endif
+// Memory order (sm_70 and newer): the arrival is a release at GPU scope, which orders before it every write this
+// thread has observed, the block's included (__syncthreads orders them before thread 0's atomic); the wait is
+// relaxed polls and then one acquire load of the word, which reads the last arrival's value or a later one, all of
+// them atomics in the release sequence of every block's arrival, so it synchronizes with each. __syncthreads then
+// extends the acquire to the block. Older GPUs take cooperative_groups' own form: __threadfence (a sequentially
+// consistent fence) before the arrival and after the wait.
 static __device__ void grid_barrier(brain_cuda_scalars* s) {
     __syncthreads();
-#if BRAIN_TILE_ABLATE & 8
-    return; // measurement only (brain_fused_gemm.cu)
-#endif
     if (threadIdx.x == 0) {
         const uint32_t add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
         uint32_t* word = &s->barrier_arrived;
 #if __CUDA_ARCH__ >= 700
-#if !BRAIN_GRID_BARRIER_ACQ_REL
-        __threadfence(); // this block's writes (ordered before by __syncthreads) before its arrival
-#endif
         // Relaxed polls: an acquire load would invalidate the SM's L1 on every poll; one fence after the wait does
         // it once.
         uint32_t seen, now;
@@ -82,14 +47,8 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
         do {
             asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
         } while (((seen ^ now) & 0x80000000u) == 0);
-#if BRAIN_GRID_BARRIER_ACQ_REL == 2
-        // The acquire as one load of the word, which the polls have seen flip (a fence costs ~0.25 us more).
+        // The acquire as one load of the word, which the polls have seen flip (cheaper than a fence).
         asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
-#elif BRAIN_GRID_BARRIER_ACQ_REL
-        asm volatile("fence.acq_rel.gpu;" ::: "memory"); // the other blocks' writes before this block reads them
-#else
-        __threadfence(); // the other blocks' writes before this block reads them
-#endif
 #else
         __threadfence();
         const uint32_t seen = atomicAdd(word, add);
@@ -108,20 +67,8 @@ static __device__ __forceinline__ brain_u64 global_timer() {
     return now;
 }
 
-// Tuning only: with BRAIN_CUDA_FUSED_PROFILE=1 and this switch set (BRAIN_CUDA_KERNEL_DEFINES), block 0 also stamps
-// the kernel's entry, its exit and each step's start (BRAIN_FUSED_PROFILE_TOTAL in device_scalars.h), so that the
-// plugin can set the epoch's own time against a step's. Compiled out by default: the kernel stays as measured.
-#ifndef BRAIN_FUSED_PROFILE_EPOCH
-#define BRAIN_FUSED_PROFILE_EPOCH 0
-#endif
-static __device__ __forceinline__ void profile_epoch_stamp(const brain_fused_epoch_args& a, unsigned slot) {
-#if BRAIN_FUSED_PROFILE_EPOCH
-    if (a.profile && blockIdx.x == 0 && threadIdx.x == 0 && slot < BRAIN_FUSED_PROFILE_TOTAL)
-        a.profile[slot] = global_timer();
-#endif
-}
-
-// BRAIN_CUDA_FUSED_PROFILE: block 0 stamps the global timer after each barrier of batch 1 (slot 0: before it).
+// The phase profile (a.profile, set only by test builds' profile hook, test_hooks.hpp): block 0 stamps the global
+// timer after each barrier of batch 1 (slot 0: before it).
 static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_args& a, brain_u64 batch,
                                                      unsigned& slot) {
     if (!a.profile || batch != 1 || blockIdx.x != 0) return;
@@ -129,7 +76,6 @@ static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_arg
     ++slot;
 }
 
-#if BRAIN_FUSED_STORED_UPDATE
 // The optimizer on parameters [i, end) with stride `stride` from their stored gradients, BRAIN_FUSED_STORED_BATCH
 // at a time: all of a batch's loads ahead of its stores (which may alias them, so the compiler would not hoist
 // the next parameter's loads above this one's stores), so that a thread waits once per batch.
@@ -152,7 +98,6 @@ static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, b
             if (i + u * stride < end) fused_update(c, i + u * stride, g[u], p[u], m[u], v[u]);
     }
 }
-#endif
 
 // Batch position r's loss row, by one warp, as brain_output_loss (the output layer's z holds the bias): its
 // activation, loss and delta; the row's loss goes to row_loss[r].
@@ -170,7 +115,7 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 
 // The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
 // derivative at (z, x), lane + 32 q for q < BRAIN_FUSED_HEAD_STEPS, those below `left`. With the activation fixed
-// (ACT >= 0) the derivative's switch folds away: the unrolled copies of every activation's formula made the code
+// (ACT >= 0) the derivative's switch folds away: unrolled copies of every activation's formula would make the code
 // of this pass large, and it runs once per step, from a cold instruction cache.
 template <int ACT>
 static __device__ __forceinline__ void head_deltas(float* delta, const float* back, const float* z, const float* x,
@@ -391,10 +336,9 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 #endif
 
 // One block per SM (the grid the plugin launches), so each thread may have up to 255 registers. Left to itself
-// ptxas takes ~246; BRAIN_FUSED_MAX_REGISTERS caps them (__maxnreg__, CUDA 12.4 and newer): 216, the default
-// where the compiler has it, fits the same code without spills, and ptxas's allocation and schedule within it
-// were measured 0.1-0.6 us per step faster on the four small configs (ninth session, docs/performance.md); 0
-// leaves the count to ptxas. A switch for measurements.
+// ptxas takes ~246; BRAIN_FUSED_MAX_REGISTERS caps them where the compiler has __maxnreg__ (CUDA 12.4 and newer):
+// 216 fits the same code without spills, and ptxas's schedule within it is faster (docs/performance.md); 0 leaves
+// the count to ptxas, the only choice with an older toolkit.
 #ifndef BRAIN_FUSED_MAX_REGISTERS
 #if defined(__CUDACC_VER_MAJOR__) &&                                                                               \
     (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
@@ -411,11 +355,7 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     __shared__ __align__(16) TileShared sh;
-#if BRAIN_FUSED_COEFFICIENT_TABLE
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
-#else
-    __shared__ float coefficients[3];
-#endif
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
     // of making a dependent round trip to global memory per element.
     __shared__ uint32_t batch_rows[BRAIN_FUSED_MAX_BATCH];
@@ -433,7 +373,6 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     const unsigned warp = blockIdx.x * BRAIN_FUSED_WARPS + threadIdx.x / BRAIN_WARP;
     const unsigned warps = gridDim.x * BRAIN_FUSED_WARPS;
     const unsigned lane = threadIdx.x % BRAIN_WARP;
-    profile_epoch_stamp(args, BRAIN_FUSED_PROFILE_SLOTS);
 
     if (args.perm) {
         for (brain_u64 p = thread; p < args.rows; p += threads)
@@ -448,8 +387,6 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         const brain_u64 start = b * args.batch_size;
         const unsigned rows = (unsigned)min((brain_u64)args.batch_size, args.rows - start);
         c.batch = (int)b;
-        profile_epoch_stamp(args,
-                            BRAIN_FUSED_PROFILE_SLOTS + 2 + (unsigned)min(b, (brain_u64)BRAIN_FUSED_PROFILE_STEPS));
         unsigned slot = 0;
         if (args.profile && b == 1) { // two empty barriers: what a barrier alone costs
             profile_stamp(args, b, slot);
@@ -460,9 +397,9 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         profile_stamp(args, b, slot);
         if (args.perm)
             for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) batch_rows[r] = args.perm[start + r];
-#if BRAIN_FUSED_COEFFICIENT_TABLE
-        // Every BRAIN_FUSED_THREADS steps (once per epoch in the benchmark's configs): a step per thread, all at
-        // once. One thread per step, ahead of everything else in it, kept the whole block waiting ~1.5 us.
+        // The optimizer's coefficients, every BRAIN_FUSED_THREADS steps (once per epoch in the benchmark's
+        // configs): a step per thread, all at once, instead of one thread at each step's start while the block
+        // waits.
         const unsigned entry = (unsigned)(b % BRAIN_FUSED_THREADS);
         if (entry == 0 && b + threadIdx.x < batches)
             adam_coefficients(step0 + b + threadIdx.x + 1, args.learning_rate, args.beta1, args.beta2,
@@ -472,23 +409,13 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         c.step_size = coefficients[0][entry];
         c.bc2_sqrt = coefficients[1][entry];
         c.decay = coefficients[2][entry];
-#else
-        if (threadIdx.x == 0)
-            adam_coefficients(step0 + b + 1, args.learning_rate, args.beta1, args.beta2, args.weight_decay,
-                              args.optimizer == BRAIN_OPT_ADAMW, &coefficients[0], &coefficients[1],
-                              &coefficients[2]);
-        __syncthreads();
-        c.step_size = coefficients[0];
-        c.bc2_sqrt = coefficients[1];
-        c.decay = coefficients[2];
-#endif
 
         // Forward, one phase per layer: z = input W^T + b, a = activation(z); then the loss (with a narrow output
         // layer, both in one phase; the profile then shows a loss phase of zero).
         const bool head = args.layers[layer_count - 1].outputs <= BRAIN_FUSED_HEAD_WIDTH;
         // The plugin sets head_partial only for a head of a network of two or more layers whose gradient fits a
         // warp's slice (BRAIN_FUSED_HEAD_SLICE).
-        const bool head_backward = BRAIN_FUSED_HEAD_BACKWARD && head && args.head_partial != nullptr;
+        const bool head_backward = head && args.head_partial != nullptr;
         // A folded head (BRAIN_FUSED_FOLDED_HEAD): head_partial holds the head's dot-product shares (rows x
         // fold_tiles) and then its gradient's row slices, where both fit.
 #if BRAIN_FUSED_FOLDED_HEAD
@@ -538,7 +465,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             }
 #endif
             unsigned first = 0;
-            fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false, false));
+            fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false));
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
@@ -566,7 +493,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             const bool update = l == 0;
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
-            const unsigned tm = fused_phase_tile(dw, dx, l > 0, true);
+            const unsigned tm = fused_phase_tile(dw, dx, l > 0);
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.
@@ -584,7 +511,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             }
 #endif
             unsigned first = 0;
-            fused_gemm<FUSED_WEIGHT_GRADIENT, true>(c, dw, first, sh, tm);
+            fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm);
             if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
 
             // db, unless the tiles summed it: one warp per column, a fixed-order sum.
@@ -602,7 +529,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
                 if (lane == 0) fused_gradient(c, layer.bias_offset + j, sum, update);
             }
             // The head's gradient, then the batch's loss, each on the blocks past the phase's other work (a
-            // block-wide sum ahead of a tile was measured to lengthen the phase by a microsecond). A folded head's
+            // block-wide sum ahead of a tile lengthens the phase by about a microsecond). A folded head's
             // gradient is computed here in row slices, on as many blocks as the phase leaves free (4 to
             // BRAIN_FUSED_FOLD_SHARES), and added up and applied in the next phase.
             unsigned next = first + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
@@ -635,24 +562,17 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             const brain_u64 stored_end =
                 head_backward ? args.layers[layer_count - 1].weight_offset : args.parameter_count;
             if (update && layer_count > 1) {
-#if BRAIN_FUSED_STORED_UPDATE == 0
-                for (brain_u64 i = args.layers[1].weight_offset + thread; i < stored_end; i += threads)
-                    fused_update(c, i, args.grads[i]);
-#else
-                // With 2: the blocks that have no tile, warp-per-output work or bias column in this phase (a tile
-                // takes longer than the whole update on the rest), where they are enough.
+                // On the blocks that have no tile, warp-per-output work or bias column in this phase (a tile takes
+                // longer than the whole update on the rest), where they are at least a quarter of the grid.
                 unsigned from = 0;
-#if BRAIN_FUSED_STORED_UPDATE == 2
                 const brain_u64 busy = fused_busy_blocks(dw, tm) +
                                        (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS +
                                        (fold ? head_blocks : 0u);
                 if (4 * busy <= 3ull * gridDim.x) from = (unsigned)busy;
-#endif
                 if (blockIdx.x >= from)
                     fused_update_stored(
                         c, args.layers[1].weight_offset + (blockIdx.x - from) * blockDim.x + threadIdx.x,
                         stored_end, (brain_u64)(gridDim.x - from) * blockDim.x);
-#endif
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);
@@ -662,5 +582,4 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         finish_epoch(s, args.rows);
         s->step = step0 + batches;
     }
-    profile_epoch_stamp(args, BRAIN_FUSED_PROFILE_SLOTS + 1);
 }

@@ -1,0 +1,142 @@
+// CudaSession's fused epoch: whether a session takes the fused epoch kernel (kernels/fused_epoch.cu), its
+// arguments and workspace, and its cooperative launch.
+#include "cuda_plugin_log.hpp"
+#include "cuda_session.hpp"
+#include "test_hooks.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace brain::cuda {
+
+namespace {
+
+constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/fused_gemm.cuh
+// The auto choice of the fused epoch (fused_epoch_pays): no layer wider than this, and at most this many
+// multiply-adds per optimizer step.
+constexpr std::size_t fused_max_width = 1024;
+constexpr double fused_max_multiply_adds = 3.0e8;
+
+// Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
+bool fused_epoch_pays(const sdk::SessionPlan& plan) {
+    // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
+    // FLOP, but saves a launch gap per operation. It pays while a step's arithmetic is small: x1024 (2.5e8
+    // multiply-adds per step) is the largest measured config it wins (docs/performance.md); wide (6.5e10) is far on
+    // cuBLAS's side and excluded by its width anyway.
+    std::size_t widest = 0;
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers) {
+        widest = std::max({widest, layer.inputs, layer.outputs});
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    }
+    multiply_adds *= static_cast<double>(plan.batch_rows);
+    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
+}
+
+} // namespace
+
+bool CudaSession::choose_fused_epoch() {
+    const DevicePlan& plan = m_plan;
+    const char* setting = std::getenv("BRAIN_CUDA_FUSED");
+    const std::string mode = setting ? setting : "auto";
+    if (mode == "0") return false;
+    // TF32 and BF16 are tensor-core precisions, which only the cuBLAS path has.
+    if (plan.precision != BRAIN_PRECISION_FLOAT32 || plan.layers.size() > BRAIN_FUSED_MAX_LAYERS ||
+        plan.config.batch_size > BRAIN_FUSED_MAX_BATCH)
+        return false;
+    int cooperative = 0;
+    check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
+               "cudaDeviceGetAttribute");
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                   &per_sm, reinterpret_cast<const void*>((*m_kernels)[Kernel::FusedEpoch]), fused_threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch)");
+    if (!cooperative || per_sm < 1) {
+        log_message(2, "cuda session: the fused epoch kernel cannot run on this device (cooperative launch " +
+                           std::string(cooperative ? "supported" : "unsupported") + ", " + std::to_string(per_sm) +
+                           " resident blocks per SM); using the cuBLAS path");
+        return false;
+    }
+    // One block per SM: more blocks make the barriers dearer and the steps slower (docs/performance.md).
+    m_fused_grid = static_cast<unsigned>(m_sm_count);
+    if (mode == "1") return true;
+    return fused_epoch_pays(plan);
+}
+
+void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
+    const DevicePlan& plan = m_plan;
+    brain_fused_epoch_args& a = m_fused_args;
+    a = brain_fused_epoch_args{};
+    for (std::size_t l = 0; l < plan.layers.size(); ++l) {
+        const LayerPlan& layer = plan.layers[l];
+        brain_fused_layer& f = a.layers[l];
+        f.z = m_z[l].floats();
+        f.a = m_a[l].get() ? m_a[l].floats() : f.z;
+        f.delta = m_delta[l].floats();
+        f.weight_offset = layer.weight_offset;
+        f.bias_offset = layer.bias_offset;
+        f.inputs = static_cast<uint32_t>(layer.inputs);
+        f.outputs = static_cast<uint32_t>(layer.outputs);
+        f.activation = layer.activation;
+        f.param = layer.param;
+    }
+    a.params = m_params.floats();
+    a.grads = m_grads.floats();
+    a.state_m = m_state.floats();
+    a.state_v = plan.optimizer.kind == BRAIN_OPT_SGD ? nullptr : m_state.floats() + plan.parameter_count;
+    a.features = m_features.floats();
+    a.targets = m_targets.floats();
+    a.perm = plan.config.shuffle ? static_cast<uint32_t*>(m_perm.get()) : nullptr;
+    a.row_loss = m_row_loss.floats();
+    a.scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
+    a.rows = plan.rows;
+    a.seed = plan.config.seed;
+    a.parameter_count = plan.parameter_count;
+    a.layer_count = static_cast<uint32_t>(plan.layers.size());
+    a.batch_size = static_cast<uint32_t>(plan.config.batch_size);
+    a.loss = plan.loss;
+    a.optimizer = plan.optimizer.kind;
+    a.beta1 = plan.optimizer.beta1;
+    a.beta2 = plan.optimizer.beta2;
+    a.epsilon = plan.optimizer.epsilon;
+    a.weight_decay = plan.optimizer.weight_decay;
+    a.momentum = plan.optimizer.momentum;
+    // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
+    // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
+    // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
+    // without it the kernel runs the head's backward phase of its own.
+    const LayerPlan& head = plan.layers.back();
+    const std::uint64_t head_floats = head.outputs * (head.inputs + 1);
+    const std::uint64_t head_bytes = 4ull * m_fused_grid * head_floats;
+    if (plan.layers.size() >= 2 && head.outputs <= BRAIN_FUSED_HEAD_WIDTH &&
+        head_floats <= BRAIN_FUSED_HEAD_SLICE && charged_bytes(head_bytes) <= spare_bytes &&
+        !test_withhold_head_shares()) {
+        m_fused_head =
+            m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
+        a.head_partial = m_fused_head.floats();
+    }
+    if (test_fused_profile_requested() && plan.batch_count() > 1) {
+        constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
+        m_fused_profile = m_allocator.allocate(bytes, MemoryKind::Workspace, "the fused epoch's profile");
+        check_cuda(cudaMemset(m_fused_profile.get(), 0, bytes), "cudaMemset");
+        a.profile = static_cast<uint64_t*>(m_fused_profile.get());
+    }
+}
+
+void CudaSession::run_fused_epoch() {
+    brain_fused_epoch_args args = m_fused_args;
+    // The one argument that changes during a session (set_learning_rate).
+    args.learning_rate = m_plan.optimizer.learning_rate;
+    void* params[] = {&args};
+    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[Kernel::FusedEpoch]),
+                                           dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
+               "cudaLaunchCooperativeKernel (the fused epoch)");
+    if (m_fused_profile.get()) {
+        check_cuda(cudaStreamSynchronize(m_stream.get()), "the epoch");
+        std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS];
+        if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) == cudaSuccess)
+            log_message(1, fused_profile_text(stamps, m_plan.layers.size()));
+    }
+}
+
+} // namespace brain::cuda

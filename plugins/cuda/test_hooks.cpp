@@ -1,0 +1,111 @@
+// Compiled only with BRAIN_TEST_HOOKS=ON (test_hooks.hpp).
+#include "test_hooks.hpp"
+
+#include <algorithm>
+#include <brain/plugin_sdk.hpp>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace brain::cuda {
+
+namespace {
+
+bool variable_is(const char* name, const char* value) noexcept {
+    const char* set = std::getenv(name);
+    return set && std::strcmp(set, value) == 0;
+}
+
+bool is_identifier(const std::string& name) {
+    return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+           std::all_of(name.begin(), name.end(),
+                       [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+} // namespace
+
+bool inject_fault(Fault fault) noexcept {
+    const char* spec = std::getenv("BRAIN_CUDA_TEST_FAULT");
+    if (!spec || !*spec) return false;
+    static std::mutex mutex;
+    static std::string last;
+    static unsigned long counts[3] = {0, 0, 0};
+    std::lock_guard lock(mutex);
+    try {
+        if (last != spec) {
+            last = spec;
+            counts[0] = counts[1] = counts[2] = 0;
+        }
+    } catch (...) {
+        return false;
+    }
+    static const char* const names[3] = {"alloc:", "gemm:", "device:"};
+    const char* name = names[static_cast<int>(fault)];
+    if (std::strncmp(spec, name, std::strlen(name)) != 0) return false;
+    const unsigned long wanted = std::strtoul(spec + std::strlen(name), nullptr, 10);
+    return ++counts[static_cast<int>(fault)] == wanted;
+}
+
+std::string test_kernel_defines() {
+    const char* defines = std::getenv("BRAIN_CUDA_KERNEL_DEFINES");
+    if (!defines) return {};
+    const std::string list = defines;
+    std::string lines;
+    for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t end = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, end - at);
+        at = end + 1;
+        if (item.empty()) continue;
+        const std::size_t eq = item.find('=');
+        const std::string name = item.substr(0, eq);
+        if (!is_identifier(name) || item.find('\n') != std::string::npos)
+            throw sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT, "BRAIN_CUDA_KERNEL_DEFINES: expected NAME=VALUE items "
+                                                           "separated by commas, found '" +
+                                                               item + "'; unset it or fix that item");
+        lines += "#define ";
+        lines += name;
+        if (eq != std::string::npos) {
+            lines += ' ';
+            lines.append(item, eq + 1, std::string::npos);
+        }
+        lines += '\n';
+    }
+    return lines;
+}
+
+std::string test_kernel_suffix() {
+    const char* suffix = std::getenv("BRAIN_CUDA_TEST_KERNEL_SUFFIX");
+    std::string text;
+    if (suffix) {
+        text += '\n';
+        text += suffix;
+        text += '\n';
+    }
+    return text;
+}
+
+bool test_withhold_head_shares() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_HEAD_SHARES", "0");
+}
+
+bool test_fused_profile_requested() noexcept {
+    return variable_is("BRAIN_CUDA_FUSED_PROFILE", "1");
+}
+
+std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers) {
+    // Stamps 0..2 frame two empty barriers; then one per phase: each layer forward, the loss, each layer backward.
+    const auto us = [stamps](std::size_t slot) {
+        return std::to_string((stamps[slot + 1] - stamps[slot]) / 1000.0);
+    };
+    std::string text =
+        "fused epoch profile (microseconds, step 2): barrier " + std::to_string((stamps[2] - stamps[0]) / 2000.0);
+    std::size_t slot = 2;
+    for (std::size_t l = 0; l < layers; ++l, ++slot) text += ", forward " + std::to_string(l) + " " + us(slot);
+    text += ", loss " + us(slot);
+    ++slot;
+    for (std::size_t l = layers; l-- > 0; ++slot) text += ", backward " + std::to_string(l) + " " + us(slot);
+    return text + "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
+}
+
+} // namespace brain::cuda

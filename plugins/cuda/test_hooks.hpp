@@ -1,0 +1,68 @@
+// The plugin's test hooks, compiled only into test builds (the CMake option BRAIN_TEST_HOOKS): fault injection,
+// kernel text from the environment and the fused epoch's phase profile. In any other build each hook is a constant
+// that folds away, so a packaged plugin reads none of these variables (docs/reliability.md, docs/cuda-plugin.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace brain::cuda {
+
+// The calls a test can make fail.
+enum class Fault { Alloc = 0, Gemm = 1, Device = 2 };
+
+#if BRAIN_TEST_HOOKS
+
+inline constexpr bool test_hooks_enabled = true;
+
+// BRAIN_CUDA_TEST_FAULT: "alloc:N" makes the N-th device allocation of the process fail as
+// cudaErrorMemoryAllocation would, "gemm:N" the N-th matrix product as CUBLAS_STATUS_EXECUTION_FAILED, "device:N"
+// the N-th checked CUDA call as cudaErrorLaunchFailure. Counting restarts whenever the variable's value changes.
+// True when this call of kind `fault` is the one to fail. Thread-safe; cheap when unset.
+bool inject_fault(Fault fault) noexcept;
+
+// BRAIN_CUDA_KERNEL_DEFINES=NAME=VALUE,...: a "#define NAME VALUE" line per item, to go ahead of the kernels (whose
+// switches are #ifndef'd; docs/cuda-plugin.md). INVALID_ARGUMENT naming an item whose name is not an identifier or
+// that holds a newline.
+std::string test_kernel_defines();
+
+// BRAIN_CUDA_TEST_KERNEL_SUFFIX: text to go after the kernels (the tests provoke compile errors with it).
+std::string test_kernel_suffix();
+
+// BRAIN_CUDA_TEST_HEAD_SHARES=0: the fused epoch gets no room for a narrow head's gradient shares, as when the
+// memory budget has none, so that its head takes a backward phase of its own.
+bool test_withhold_head_shares() noexcept;
+
+// BRAIN_CUDA_FUSED_PROFILE=1: the fused epoch kernel stamps the phases of the epoch's second step, and the session
+// logs them (fused_profile_text).
+bool test_fused_profile_requested() noexcept;
+
+// The log line of a phase profile: `stamps` (BRAIN_FUSED_PROFILE_SLOTS nanosecond stamps) of a network of `layers`.
+std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers);
+
+#else
+
+inline constexpr bool test_hooks_enabled = false;
+constexpr bool inject_fault(Fault) noexcept {
+    return false;
+}
+inline std::string test_kernel_defines() {
+    return {};
+}
+inline std::string test_kernel_suffix() {
+    return {};
+}
+constexpr bool test_withhold_head_shares() noexcept {
+    return false;
+}
+constexpr bool test_fused_profile_requested() noexcept {
+    return false;
+}
+inline std::string fused_profile_text(const std::uint64_t*, std::size_t) {
+    return {};
+}
+
+#endif
+
+} // namespace brain::cuda

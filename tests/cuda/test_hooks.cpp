@@ -1,0 +1,105 @@
+// The CUDA plugin's test hooks (plugins/cuda/test_hooks.hpp), which need no GPU: in a test build, the fault
+// injection's counting, the kernel text taken from the environment and the phase profile's log line; in any other
+// build, that the plugin reads none of those variables. Built into brain_tests only when the CUDA plugin is built.
+#include "cuda/hooks.hpp"
+#include "support/catch.hpp"
+#include "support/env.hpp"
+
+#include <brain/plugin_sdk.hpp>
+#include <cstdint>
+#include <kernel_compiler.hpp>
+#include <string>
+#include <test_hooks.hpp>
+
+using brain::cuda::Fault;
+using brain::cuda::inject_fault;
+using brain::test::ScopedEnv;
+
+TEST_CASE("CUDA test hooks are compiled exactly into test builds", "[plugin][hooks]") {
+    CHECK(brain::cuda::test_hooks_enabled == static_cast<bool>(BRAIN_TEST_HOOKS));
+    if (BRAIN_TEST_HOOKS) return;
+    // A packaged plugin compiles the same kernel text whatever the environment says, and injects no fault.
+    const std::string plain = brain::cuda::kernel_source();
+    ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string("BRAIN_FUSED_FOLDED_HEAD=0,3BAD"));
+    ScopedEnv suffix("BRAIN_CUDA_TEST_KERNEL_SUFFIX", std::string("this_is_not_cuda x;"));
+    ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("alloc:1"));
+    CHECK(brain::cuda::kernel_source() == plain);
+    CHECK_FALSE(inject_fault(Fault::Alloc));
+#if !BRAIN_TEST_HOOKS
+    static_assert(!inject_fault(Fault::Alloc) && !brain::cuda::test_withhold_head_shares(),
+                  "without test hooks the fault and head-share hooks are constants that fold away");
+#endif
+}
+
+TEST_CASE("CUDA fault injection fails the N-th call of its kind and restarts with a new value", "[plugin][hooks]") {
+    REQUIRE_TEST_HOOKS();
+    {
+        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:2"));
+        CHECK_FALSE(inject_fault(Fault::Gemm));
+        CHECK_FALSE(inject_fault(Fault::Alloc)); // another kind neither fails nor counts
+        CHECK(inject_fault(Fault::Gemm));
+        CHECK_FALSE(inject_fault(Fault::Gemm)); // only the N-th
+    }
+    {
+        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("device:1"));
+        CHECK(inject_fault(Fault::Device));
+        CHECK_FALSE(inject_fault(Fault::Device));
+    }
+    {
+        ScopedEnv fault("BRAIN_CUDA_TEST_FAULT", std::string("gemm:2")); // the same value again counts afresh
+        CHECK_FALSE(inject_fault(Fault::Gemm));
+        CHECK(inject_fault(Fault::Gemm));
+    }
+    ScopedEnv none("BRAIN_CUDA_TEST_FAULT", std::nullopt);
+    for (const Fault kind : {Fault::Alloc, Fault::Gemm, Fault::Device}) CHECK_FALSE(inject_fault(kind));
+}
+
+TEST_CASE("CUDA kernel defines become #define lines, bad ones are refused by name, and the suffix follows",
+          "[plugin][hooks][nvrtc]") {
+    REQUIRE_TEST_HOOKS();
+    const std::string plain = brain::cuda::kernel_source();
+    {
+        ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES",
+                          std::string("BRAIN_FUSED_BIAS_IN_TILES=1,,BRAIN_FUSED_FOLDED_HEAD=0,BRAIN_FLAG"));
+        ScopedEnv suffix("BRAIN_CUDA_TEST_KERNEL_SUFFIX", std::string("// the end"));
+        const std::string tuned = brain::cuda::kernel_source();
+        CHECK(tuned ==
+              "#define BRAIN_FUSED_BIAS_IN_TILES 1\n#define BRAIN_FUSED_FOLDED_HEAD 0\n#define BRAIN_FLAG\n" +
+                  plain + "\n// the end\n");
+        // The switches are the kernels' own: the tuned source compiles.
+        CHECK_FALSE(brain::cuda::compile(tuned, brain::cuda::choose_target(9, 0)).empty());
+    }
+    for (const char* bad : {"3STAGES=1", "BRAIN TILE=2", "=4", "BRAIN_X=1\n#include <x>"}) {
+        INFO("BRAIN_CUDA_KERNEL_DEFINES=" << bad);
+        ScopedEnv defines("BRAIN_CUDA_KERNEL_DEFINES", std::string(bad));
+        try {
+            (void)brain::cuda::kernel_source();
+            FAIL("an invalid define was accepted");
+        } catch (const brain::sdk::Failure& failure) {
+            CHECK(failure.code() == BRAIN_ERR_INVALID_ARGUMENT);
+            CHECK(std::string(failure.what()).find("BRAIN_CUDA_KERNEL_DEFINES") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "[plugin][hooks]") {
+    REQUIRE_TEST_HOOKS();
+    {
+        ScopedEnv profile("BRAIN_CUDA_FUSED_PROFILE", std::string("1"));
+        ScopedEnv shares("BRAIN_CUDA_TEST_HEAD_SHARES", std::string("0"));
+        CHECK(brain::cuda::test_fused_profile_requested());
+        CHECK(brain::cuda::test_withhold_head_shares());
+    }
+    {
+        ScopedEnv profile("BRAIN_CUDA_FUSED_PROFILE", std::nullopt);
+        ScopedEnv shares("BRAIN_CUDA_TEST_HEAD_SHARES", std::string("1"));
+        CHECK_FALSE(brain::cuda::test_fused_profile_requested());
+        CHECK_FALSE(brain::cuda::test_withhold_head_shares());
+    }
+    // Two layers: two empty barriers (stamps 0..2), then forward 0 and 1, the loss, backward 1 and 0; a stamp
+    // every microsecond but the loss, which takes three.
+    const std::uint64_t stamps[] = {0, 1000, 2000, 3000, 4000, 7000, 8000, 9000};
+    const std::string text = brain::cuda::fused_profile_text(stamps, 2);
+    CHECK(text == "fused epoch profile (microseconds, step 2): barrier 1.000000, forward 0 1.000000, forward 1 "
+                  "1.000000, loss 3.000000, backward 1 1.000000, backward 0 1.000000; step 7.000000");
+}
