@@ -1,6 +1,6 @@
 // brain_gemm_rate: the rate cuBLAS alone reaches on exactly the GEMMs one training step of brain_bench's
-// workloads performs. Issue 4 asks wide and huge to reach "at least 90% of the float32 GEMM rate the same machine
-// measures with cuBLAS"; this program is that measurement, and scripts/gemm-rate-compare divides its GEMM time per
+// workloads performs. wide and huge are held to "at least 90% of the float32 GEMM rate the same machine measures
+// with cuBLAS"; this program is that measurement, and tools/perf/gemm-rate-compare divides its GEMM time per
 // step by brain's whole step time. For the small configs (seed16 ... x1024), which brain trains in its fused epoch
 // kernel, the same figures bound the step from the other side: what the step's products alone cost as the vendor's
 // library runs them, one after another and as one CUDA graph, and (--once, under Nsight Compute) each product's
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 100000));
     app.add_flag("--once", once,
                  "time nothing: run each product once inside cudaProfilerStart/Stop and an NVTX range named "
-                 "config/op/layer, for Nsight Compute (scripts/gemm-kernel-times)");
+                 "config/op/layer, for Nsight Compute (tools/perf/gemm-kernel-times)");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<std::string> names;
