@@ -6,6 +6,7 @@
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
+#include <brain/random.hpp>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -77,13 +78,11 @@ Network rich_model() {
                       .build();
     // Random finite bit patterns cover every exponent, subnormals and signed zeros.
     std::vector<float> params(net.parameter_count());
-    std::uint64_t state = 12345;
+    brain::Random rng(12345);
     for (auto& p : params) {
         std::uint32_t u;
-        do {
-            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-            u = static_cast<std::uint32_t>(state >> 32);
-        } while (((u >> 23) & 0xff) == 0xff); // skip inf / nan
+        do u = static_cast<std::uint32_t>(rng.next_u64() >> 32);
+        while (((u >> 23) & 0xff) == 0xff); // skip inf / nan
         std::memcpy(&p, &u, sizeof p);
     }
     params[0] = 0.1f;
