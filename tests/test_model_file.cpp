@@ -14,7 +14,6 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -34,9 +33,10 @@ namespace {
 struct TempDir {
     fs::path path;
     TempDir() {
-        std::random_device rd;
+        static int count = 0; // the process id and a count name it uniquely among concurrent test processes
         path = fs::temp_directory_path() /
-               ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+               ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+        fs::remove_all(path);
         fs::create_directories(path);
     }
     ~TempDir() {

@@ -16,9 +16,9 @@ namespace brain::conformance {
 bool run_plugin_checks(CheckTable& table, ConformanceReport& report, const ConformanceOptions& options,
                        const std::function<PluginRecord()>& load, PluginUnderTest& plugin);
 // parity, stats, peak in estimate and checkpoint: training through the public API against the CPU reference.
-void run_training_checks(CheckTable& table, const SessionFixture& fixture);
+void run_training_checks(CheckTable& table, const SessionFixture& kit);
 // closed session, budget refusal, device 99, invalid argument, use after error, numerical error and precision:
 // every error the contract names, through the public API and through malformed calls to the table.
-void run_error_checks(CheckTable& table, const SessionFixture& fixture);
+void run_error_checks(CheckTable& table, const SessionFixture& kit);
 
 } // namespace brain::conformance

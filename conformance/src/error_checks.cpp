@@ -11,14 +11,13 @@
 
 namespace brain::conformance {
 
-void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
-    const auto& [plugin, options, budget_bytes, backend, data, config] = fixture;
-    const brain_plugin_api& api = *plugin.api;
-    const std::string& name = plugin.record.name;
+void run_error_checks(CheckTable& table, const SessionFixture& kit) {
+    const brain_plugin_api& api = *kit.plugin.api;
+    const std::string& name = kit.plugin.record.name;
 
     table.run("closed session", [&] {
         auto net = kit_network();
-        TrainingSession session(net, data, config, backend);
+        TrainingSession session(net, kit.data, kit.config, kit.backend);
         session.train_epoch();
         session.close();
         session.close();
@@ -37,7 +36,7 @@ void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
         auto big =
             Network::builder().input_size(512).dense(512, Activation::Relu).dense(3, Activation::Linear).build();
         const Dataset big_data = regression_data(64, 512, 3, 1);
-        const auto tight = TrainingBackend::plugin(name, options.device, 1);
+        const auto tight = TrainingBackend::plugin(name, kit.options.device, 1);
         const std::string message = expect_error(
             ErrorCode::BudgetExceeded,
             [&] {
@@ -48,21 +47,21 @@ void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
     });
 
     table.run("device 99", [&] {
-        const auto missing = TrainingBackend::plugin(name, 99, options.budget_mib);
+        const auto missing = TrainingBackend::plugin(name, 99, kit.options.budget_mib);
         const auto net = kit_network();
         expect_error(
-            ErrorCode::DeviceNotFound, [&] { (void)TrainingSession(net, data, config, missing); }, {"99"},
+            ErrorCode::DeviceNotFound, [&] { (void)TrainingSession(net, kit.data, kit.config, missing); }, {"99"},
             "session_open on device 99");
         brain_device_report raw{};
         raw.struct_size = sizeof(raw);
-        const std::string message =
-            require_raw_error(take(api, api.probe(99, budget_bytes, &raw)), ErrorCode::DeviceNotFound, "probe(99)");
+        const std::string message = require_raw_error(take(api, api.probe(99, kit.budget_bytes, &raw)),
+                                                      ErrorCode::DeviceNotFound, "probe(99)");
         return "session_open and probe: DeviceNotFound: " + message;
     });
 
     table.run("invalid argument", [&] {
         const auto net = kit_network();
-        SessionDescriptor desc(net, data, config, backend);
+        SessionDescriptor desc(net, kit.data, kit.config, kit.backend);
         brain_session_desc bad = desc.desc();
         bad.parameter_count -= 1; // the model needs one float more than the caller claims to pass
         brain_session* session = nullptr;
@@ -75,7 +74,7 @@ void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
 
     table.run("use after error", [&] {
         auto net = kit_network();
-        SessionDescriptor desc(net, data, config, backend);
+        SessionDescriptor desc(net, kit.data, kit.config, kit.backend);
         brain_session* raw_session = nullptr;
         const RawOutcome open = take(api, api.session_open(&desc.desc(), &raw_session));
         require(open.ok && raw_session, "session_open failed: " + describe(open));
@@ -105,7 +104,7 @@ void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
     table.run("numerical error", [&] {
         // SGD with a learning rate of 1e20 overflows float32 within a few batches.
         auto net = kit_network(Optimizer::sgd(1e20f));
-        TrainingSession session(net, data, TrainConfig{8, 32, true, 1}, backend);
+        TrainingSession session(net, kit.data, TrainConfig{8, 32, true, 1}, kit.backend);
         std::optional<Error> error;
         float last = 0.0f;
         for (int e = 0; e < 8 && !error; ++e) {
@@ -128,9 +127,9 @@ void run_error_checks(CheckTable& table, const SessionFixture& fixture) {
 
     table.run("precision", [&] {
         auto net = kit_network();
-        const auto tf32 = backend.with_precision(Precision::Tf32);
+        const auto tf32 = kit.backend.with_precision(Precision::Tf32);
         try {
-            TrainingSession session(net, data, config, tf32);
+            TrainingSession session(net, kit.data, kit.config, tf32);
             session.train_epoch();
             const auto stats = session.stats();
             require(stats.precision == Precision::Tf32,

@@ -10,21 +10,20 @@
 
 namespace brain::conformance {
 
-void run_training_checks(CheckTable& table, const SessionFixture& fixture) {
-    const auto& [plugin, options, budget_bytes, backend, data, config] = fixture;
-    const std::uint64_t batches_per_epoch = (data.size() + config.batch_size - 1) / config.batch_size;
+void run_training_checks(CheckTable& table, const SessionFixture& kit) {
+    const std::uint64_t batches_per_epoch = (kit.data.size() + kit.config.batch_size - 1) / kit.config.batch_size;
 
     std::optional<FitReport> fitted;
     std::optional<Network> trained;
     table.run("parity", [&] {
         auto reference = kit_network();
-        const auto reference_report = reference.fit(data, config);
+        const auto reference_report = reference.fit(kit.data, kit.config);
         auto net = kit_network();
-        const auto fit = net.fit_with_backend(data, config, backend);
+        const auto fit = net.fit_with_backend(kit.data, kit.config, kit.backend);
         fitted = fit;
         trained = net;
         const double error = relative_error(net.parameters(), reference.parameters());
-        require(error < 1e-4, "after " + std::to_string(config.epochs) +
+        require(error < 1e-4, "after " + std::to_string(kit.config.epochs) +
                                   " epochs the parameters differ from the "
                                   "CPU reference by " +
                                   sci(error) +
@@ -37,24 +36,24 @@ void run_training_checks(CheckTable& table, const SessionFixture& fixture) {
                     "epoch " + std::to_string(e) + " loss is " + std::to_string(a) + ", the CPU reference's " +
                         std::to_string(b) + "; report the sample-weighted mean of the batch losses");
         }
-        return "parameters within " + sci(error) + " of the CPU reference after " + std::to_string(config.epochs) +
-               " epochs; epoch losses agree";
+        return "parameters within " + sci(error) + " of the CPU reference after " +
+               std::to_string(kit.config.epochs) + " epochs; epoch losses agree";
     });
 
     table.run("stats", [&] {
         require(fitted.has_value(), "not run: the training run failed (see parity)");
         const AcceleratorStats& s = fitted->stats;
-        require(s.epochs == config.epochs,
-                "epochs is " + std::to_string(s.epochs) + ", expected " + std::to_string(config.epochs));
-        require(s.batches == config.epochs * batches_per_epoch,
+        require(s.epochs == kit.config.epochs,
+                "epochs is " + std::to_string(s.epochs) + ", expected " + std::to_string(kit.config.epochs));
+        require(s.batches == kit.config.epochs * batches_per_epoch,
                 "batches is " + std::to_string(s.batches) + ", expected " +
-                    std::to_string(config.epochs * batches_per_epoch));
+                    std::to_string(kit.config.epochs * batches_per_epoch));
         require(s.setup_time.count() > 0, "setup_time_ns is 0; measure session_open");
         require(s.training_time.count() > 0, "training_time_ns is 0; measure session_train_epoch");
         require(s.peak_allocated_bytes > 0, "peak_allocated_bytes is 0; count the tensors the session allocates");
-        require(s.budget_bytes == budget_bytes, "budget_bytes is " + std::to_string(s.budget_bytes) +
-                                                    ", but the session was opened with a budget of " +
-                                                    std::to_string(budget_bytes) + " bytes");
+        require(s.budget_bytes == kit.budget_bytes, "budget_bytes is " + std::to_string(s.budget_bytes) +
+                                                        ", but the session was opened with a budget of " +
+                                                        std::to_string(kit.budget_bytes) + " bytes");
         require(s.precision == Precision::Float32, "precision is not Float32 although Float32 was asked for");
         return std::to_string(s.epochs) + " epochs, " + std::to_string(s.batches) + " batches, peak " +
                std::to_string(s.peak_allocated_bytes) + " bytes, setup " + std::to_string(s.setup_time.count()) +
@@ -64,32 +63,33 @@ void run_training_checks(CheckTable& table, const SessionFixture& fixture) {
     table.run("peak in estimate", [&] {
         require(fitted.has_value() && trained.has_value(), "not run: the training run failed (see parity)");
         const std::uint64_t peak = fitted->stats.peak_allocated_bytes;
-        const std::uint64_t estimate = estimate_tensor_memory_bytes(*trained, config.batch_size);
+        const std::uint64_t estimate = estimate_tensor_memory_bytes(*trained, kit.config.batch_size);
         require(peak <= estimate, "peak_allocated_bytes " + std::to_string(peak) +
                                       " exceeds estimate_tensor_memory_bytes " + std::to_string(estimate) +
                                       "; count only the tensors the estimate lists, or allocate fewer");
-        require(peak <= budget_bytes, "peak_allocated_bytes " + std::to_string(peak) + " exceeds the budget of " +
-                                          std::to_string(budget_bytes) + " bytes");
+        require(peak <= kit.budget_bytes, "peak_allocated_bytes " + std::to_string(peak) +
+                                              " exceeds the budget of " + std::to_string(kit.budget_bytes) +
+                                              " bytes");
         return "peak " + std::to_string(peak) + " <= estimate " + std::to_string(estimate) + " <= budget " +
-               std::to_string(budget_bytes) + " bytes";
+               std::to_string(kit.budget_bytes) + " bytes";
     });
 
     table.run("checkpoint", [&] {
         // Two epochs in one session must equal one epoch, a checkpoint, a new session, and one more.
         auto a = kit_network();
-        TrainingSession whole(a, data, config, backend);
+        TrainingSession whole(a, kit.data, kit.config, kit.backend);
         whole.train_epoch();
         whole.train_epoch();
         const auto straight = whole.checkpoint();
         auto b = kit_network();
         {
-            TrainingSession first(b, data, config, backend);
+            TrainingSession first(b, kit.data, kit.config, kit.backend);
             first.train_epoch();
             b.restore_checkpoint(first.checkpoint());
         }
         require(b.epochs_trained() == 1, "a restored checkpoint of one epoch reports " +
                                              std::to_string(b.epochs_trained()) + " epochs trained");
-        TrainingSession second(b, data, config, backend);
+        TrainingSession second(b, kit.data, kit.config, kit.backend);
         second.train_epoch();
         const auto resumed = second.checkpoint();
         const double p = relative_error(resumed.parameters, straight.parameters);
