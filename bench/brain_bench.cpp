@@ -1,8 +1,8 @@
-// brain_bench: trains the workloads of shared/bench/torch_mlp.py (same shapes, data model, optimizer, batch and
+// brain_bench: trains the workloads of bench/torch_mlp.py (same shapes, data model, optimizer, batch and
 // epoch counts) on one backend and prints one JSON line per config: samples/s, final loss and the session stats.
 // A warm-up epoch runs outside the timing, as in the PyTorch anchor. With --data DIR it trains on the anchor's own
 // data and initial weights (files written by bench/export_torch_data.py); without it, on data drawn from the same
-// distribution by its own generator, from brain's own initialisation.
+// distribution by brain::Random, from brain's own initialisation.
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <brain/brain.hpp>
@@ -42,39 +42,20 @@ const std::map<std::string, Workload>& workloads() {
     return w;
 }
 
-// Standard normal samples from a seeded xorshift generator and Box-Muller (portable, reproducible).
-class Normal {
-public:
-    explicit Normal(std::uint64_t seed) : m_state(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
-    float next() {
-        const double u1 = (static_cast<double>(bits() >> 11) + 0.5) / 9007199254740992.0;
-        const double u2 = static_cast<double>(bits() >> 11) / 9007199254740992.0;
-        return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-    }
-
-private:
-    std::uint64_t bits() {
-        m_state ^= m_state << 13;
-        m_state ^= m_state >> 7;
-        m_state ^= m_state << 17;
-        return m_state;
-    }
-    std::uint64_t m_state;
-};
-
 // X ~ N(0,1); Y = tanh(X w) + 0.1 noise with w ~ N(0, 1/inputs): the anchor's data model.
 brain::Dataset make_data(const Workload& w) {
-    Normal rng(0);
+    brain::Random rng(0);
+    const auto normal = [&rng] { return static_cast<float>(rng.normal()); };
     brain::Matrix x(w.rows, w.inputs), y(w.rows, w.outputs);
     std::vector<float> weights(w.inputs * w.outputs);
-    for (auto& v : x.data()) v = rng.next();
+    for (auto& v : x.data()) v = normal();
     const float scale = 1.0f / std::sqrt(static_cast<float>(w.inputs));
-    for (auto& v : weights) v = rng.next() * scale;
+    for (auto& v : weights) v = normal() * scale;
     for (std::size_t r = 0; r < w.rows; ++r)
         for (std::size_t o = 0; o < w.outputs; ++o) {
             float s = 0.0f;
             for (std::size_t i = 0; i < w.inputs; ++i) s += x(r, i) * weights[i * w.outputs + o];
-            y(r, o) = std::tanh(s) + 0.1f * rng.next();
+            y(r, o) = std::tanh(s) + 0.1f * normal();
         }
     return brain::Dataset(std::move(x), std::move(y));
 }

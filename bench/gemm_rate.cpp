@@ -1,7 +1,7 @@
 // brain_gemm_rate: the rate cuBLAS alone reaches on exactly the GEMMs one training step of brain_bench's
-// workloads performs. wide and huge are held to "at least 90% of the float32 GEMM rate the same machine measures
-// with cuBLAS"; this program is that measurement, and tools/perf/gemm-rate-compare divides its GEMM time per
-// step by brain's whole step time. For the small configs (seed16 ... x1024), which brain trains in its fused epoch
+// workloads performs: the reference for wide and huge, whose training step should reach at least 90% of the
+// float32 GEMM rate the same machine measures with cuBLAS. tools/perf/gemm-rate-compare divides its GEMM time per step
+// by brain's whole step time. For the small configs (seed16 ... x1024), which brain trains in its fused epoch
 // kernel, the same figures bound the step from the other side: what the step's products alone cost as the vendor's
 // library runs them, one after another and as one CUDA graph, and (--once, under Nsight Compute) each product's
 // kernels alone.
@@ -123,41 +123,27 @@ private:
     void* m_ptr = nullptr;
 };
 
-class Event {
+// Owns one CUDA runtime or cuBLAS handle: made by Create(&handle) (checked), released by Destroy(handle).
+template <class T, auto Create, auto Destroy>
+class Handle {
 public:
-    Event() { check(cudaEventCreate(&m_event), "cudaEventCreate"); }
-    ~Event() { (void)cudaEventDestroy(m_event); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    cudaEvent_t get() const { return m_event; }
+    Handle() { check(Create(&m_handle), "creating a CUDA event or stream, or a cuBLAS handle"); }
+    ~Handle() { (void)Destroy(m_handle); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    T get() const { return m_handle; }
 
 private:
-    cudaEvent_t m_event = nullptr;
+    T m_handle{};
 };
 
-class Stream {
-public:
-    Stream() { check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
-    ~Stream() { (void)cudaStreamDestroy(m_stream); }
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-    cudaStream_t get() const { return m_stream; }
+cudaError_t create_stream(cudaStream_t* stream) {
+    return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
+}
 
-private:
-    cudaStream_t m_stream = nullptr;
-};
-
-class Cublas {
-public:
-    Cublas() { check(cublasCreate(&m_handle), "cublasCreate"); }
-    ~Cublas() { (void)cublasDestroy(m_handle); }
-    Cublas(const Cublas&) = delete;
-    Cublas& operator=(const Cublas&) = delete;
-    cublasHandle_t get() const { return m_handle; }
-
-private:
-    cublasHandle_t m_handle = nullptr;
-};
+using Event = Handle<cudaEvent_t, cudaEventCreate, cudaEventDestroy>;
+using Stream = Handle<cudaStream_t, create_stream, cudaStreamDestroy>;
+using Cublas = Handle<cublasHandle_t, cublasCreate, cublasDestroy>;
 
 // A CUDA graph captured from a stream, and its executable instance; owns both.
 class Graph {

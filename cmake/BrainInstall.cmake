@@ -1,6 +1,7 @@
-# Install + export: find_package(brain) gives brain::core (hosts) and brain::sdk (plugin authors). The tree is
-# relocatable: the config finds everything relative to itself, binaries use $ORIGIN RPATHs, and the core looks
-# for plugins in brain/plugins beside itself.
+# Install + export: find_package(brain) gives brain::core (hosts) and brain::sdk (plugin authors); with COMPONENTS
+# conformance also brain::conformance (exported by conformance/CMakeLists.txt). The tree is relocatable: the
+# config finds everything relative to itself, binaries use $ORIGIN RPATHs, and the core looks for plugins in
+# brain/plugins beside itself.
 include(CMakePackageConfigHelpers)
 
 # The ABI version, read from the header so the package can never disagree with it.

@@ -1,5 +1,6 @@
 # CPack: Debian packages built from the install components (cpack -G DEB in the build directory):
-#   brain        core (library, headers, CMake package, brain_bench), apps (brain, brain-conformance), plugin_cpu
+#   brain        core (libraries brain_core and brain_conformance, headers, CMake package, brain_bench), apps (brain,
+#                brain-conformance), plugin_cpu
 #   brain-cuda   plugin_cuda: installing the CUDA backend is installing one more package
 #   brain-metal  plugin_metal
 # Every plugin package depends on exactly this version of brain: the plugin ABI is checked at load time anyway,

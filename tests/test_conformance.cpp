@@ -1,5 +1,5 @@
-// The cross-backend conformance suite: every plugin with a device runs the conformance kit (core/src/
-// conformance.cpp, the same checks brain-conformance prints), against the CPU plugin as the reference. Backends:
+// The cross-backend conformance suite: every plugin with a device runs the conformance kit (brain::conformance,
+// the same checks brain-conformance prints), against the CPU plugin as the reference. Backends:
 // $BRAIN_CONFORMANCE_BACKENDS (e.g. "cpu,cuda:0"), else the CPU plus every discovered plugin that reports a
 // device. The kit itself is tested too: the deliberately broken plugins must fail it with the right reason.
 #include "support/catch.hpp"
@@ -14,7 +14,7 @@
 
 namespace {
 
-// The checks the kit must always report, whatever the plugin (the lead's original list plus error delivery).
+// The checks the kit must always report, whatever the plugin.
 const std::vector<std::string> k_required_checks = {
     "load",      "resolve",          "devices",         "doctor",          "parity",
     "stats",     "peak in estimate", "checkpoint",      "closed session",  "budget refusal",

@@ -20,14 +20,19 @@ brain::Dataset xor_data() {
     return brain::Dataset(brain::Matrix{{0, 0}, {0, 1}, {1, 0}, {1, 1}}, brain::Matrix{{0}, {1}, {1}, {0}});
 }
 
-brain::Network xor_network(std::uint64_t seed) {
+// 2 inputs -> `hidden` tanh units -> one `output` unit, trained with Adam.
+brain::Network two_input_network(std::size_t hidden, Activation output, float learning_rate, std::uint64_t seed) {
     return brain::Network::builder()
         .input_size(2)
-        .dense(8, Activation::Tanh)
-        .dense(1, Activation::Sigmoid)
-        .optimizer(Optimizer::adam(0.05f))
+        .dense(hidden, Activation::Tanh)
+        .dense(1, output)
+        .optimizer(Optimizer::adam(learning_rate))
         .seed(seed)
         .build();
+}
+
+brain::Network xor_network(std::uint64_t seed) {
+    return two_input_network(8, Activation::Sigmoid, 0.05f, seed);
 }
 
 // y = 0.7 x0 - 0.4 x1 + 0.2 x0 x1 + 0.1 on a grid in [-1, 1]^2.
@@ -44,13 +49,7 @@ brain::Dataset regression_data() {
 }
 
 brain::Network regression_network(std::uint64_t seed) {
-    return brain::Network::builder()
-        .input_size(2)
-        .dense(16, Activation::Tanh)
-        .dense(1, Activation::Linear)
-        .optimizer(Optimizer::adam(0.01f))
-        .seed(seed)
-        .build();
+    return two_input_network(16, Activation::Linear, 0.01f, seed);
 }
 
 // The number that follows `marker` in `text`, or -1.

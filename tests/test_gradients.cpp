@@ -24,32 +24,17 @@ struct GradientCase {
     Loss loss;
 };
 
-// A seeded uniform stream in [-1, 1), independent of the library's generators.
-class Stream {
-public:
-    explicit Stream(std::uint64_t seed) : m_state(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
-    double next() {
-        m_state ^= m_state << 13;
-        m_state ^= m_state >> 7;
-        m_state ^= m_state << 17;
-        return static_cast<double>(m_state >> 11) / 4503599627370496.0 - 1.0;
-    }
-
-private:
-    std::uint64_t m_state;
-};
-
+// Features uniform in [-1, 1); targets one-hot (every class present), random 0/1 or in [-0.8, 0.8) for the loss.
 brain::Dataset make_data(std::size_t rows, std::size_t inputs, std::size_t outputs, Loss loss, std::uint64_t seed) {
-    Stream s(seed);
+    brain::Random rng(seed);
     brain::Matrix x(rows, inputs), y(rows, outputs);
     for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < inputs; ++c) x(r, c) = static_cast<float>(s.next());
+        for (auto& v : x.row(r)) v = static_cast<float>(rng.uniform(-1.0, 1.0));
         if (loss == Loss::CategoricalCrossEntropy) {
-            y(r, r % outputs) = 1.0f; // one-hot, every class present
-        } else if (loss == Loss::BinaryCrossEntropy) {
-            for (std::size_t o = 0; o < outputs; ++o) y(r, o) = s.next() > 0.0 ? 1.0f : 0.0f;
+            y(r, r % outputs) = 1.0f;
         } else {
-            for (std::size_t o = 0; o < outputs; ++o) y(r, o) = static_cast<float>(0.8 * s.next());
+            for (auto& v : y.row(r))
+                v = static_cast<float>(loss == Loss::BinaryCrossEntropy ? rng.below(2) : rng.uniform(-0.8, 0.8));
         }
     }
     return brain::Dataset(std::move(x), std::move(y));

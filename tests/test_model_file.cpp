@@ -6,6 +6,7 @@
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
+#include <brain/random.hpp>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -13,7 +14,6 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -33,9 +33,10 @@ namespace {
 struct TempDir {
     fs::path path;
     TempDir() {
-        std::random_device rd;
+        static int count = 0; // the process id and a count name it uniquely among concurrent test processes
         path = fs::temp_directory_path() /
-               ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+               ("brain_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+        fs::remove_all(path);
         fs::create_directories(path);
     }
     ~TempDir() {
@@ -77,13 +78,11 @@ Network rich_model() {
                       .build();
     // Random finite bit patterns cover every exponent, subnormals and signed zeros.
     std::vector<float> params(net.parameter_count());
-    std::uint64_t state = 12345;
+    brain::Random rng(12345);
     for (auto& p : params) {
         std::uint32_t u;
-        do {
-            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-            u = static_cast<std::uint32_t>(state >> 32);
-        } while (((u >> 23) & 0xff) == 0xff); // skip inf / nan
+        do u = static_cast<std::uint32_t>(rng.next_u64() >> 32);
+        while (((u >> 23) & 0xff) == 0xff); // skip inf / nan
         std::memcpy(&p, &u, sizeof p);
     }
     params[0] = 0.1f;

@@ -3,19 +3,16 @@
 #include "support/error_match.hpp"
 #include "support/numeric.hpp"
 
-#include <brain/brain.hpp>
-
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
+#include <brain/brain.hpp>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <random>
+#include <signal.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 using brain::Activation;
 using brain::ErrorCode;
@@ -114,9 +111,8 @@ TEST_CASE("predict from 8 threads gives the answers of one thread", "[core][conc
                    .seed(5)
                    .build();
     brain::Matrix x(200, 16);
-    std::mt19937 gen(1);
-    std::uniform_real_distribution<float> u(-2, 2);
-    for (auto& v : x.data()) v = u(gen);
+    brain::Random rng(1);
+    for (auto& v : x.data()) v = static_cast<float>(rng.uniform(-2.0, 2.0));
     const auto expected = net.predict(x);
     std::atomic<int> mismatches{0};
     std::vector<std::thread> threads;
@@ -140,8 +136,7 @@ TEST_CASE("SIGKILL in the middle of save_json never leaves a broken model file",
     };
     const auto a = build(1), b = build(2);
     a.save_json(path);
-    std::mt19937 gen(42);
-    std::uniform_int_distribution<int> delay_us(200, 40000);
+    brain::Random rng(42);
     int kills = 0;
     for (int round = 0; round < 25; ++round) {
         const pid_t child = fork();
@@ -150,7 +145,7 @@ TEST_CASE("SIGKILL in the middle of save_json never leaves a broken model file",
             // The child alternates the two models forever; only SIGKILL stops it.
             for (std::uint64_t i = 0;; ++i) (i % 2 ? a : b).save_json(path);
         }
-        usleep(static_cast<useconds_t>(delay_us(gen)));
+        usleep(static_cast<useconds_t>(200 + rng.below(40000 - 200 + 1)));
         kill(child, SIGKILL);
         int status = 0;
         waitpid(child, &status, 0);

@@ -1,11 +1,11 @@
 // brain::Dataset and brain::Standardization: validation, CSV loading (with one-hot class columns), splitting
 // and standardisation. Every data error names where the bad value is (row/column, or file:line and column).
 #include "csv_reader.hpp"
-#include "random.hpp"
 
 #include <algorithm>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
+#include <brain/random.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -185,7 +185,7 @@ std::pair<Dataset, Dataset> Dataset::split(double validation_fraction, std::uint
 
     std::vector<std::size_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    detail::Random rng(seed, kSplitStream);
+    Random rng(seed, kSplitStream);
     rng.shuffle(order);
 
     auto gather = [this, &order](std::size_t from, std::size_t to) {

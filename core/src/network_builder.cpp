@@ -1,9 +1,9 @@
 // NetworkBuilder::build: validation of the description and the seeded, portable weight initialisation.
 #include "network_rules.hpp"
-#include "random.hpp"
 
 #include <brain/error.hpp>
 #include <brain/network.hpp>
+#include <brain/random.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>

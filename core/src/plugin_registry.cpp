@@ -15,6 +15,13 @@
 
 namespace brain {
 
+namespace {
+
+constexpr const char* k_plugin_prefix = "libbrain_";
+constexpr const char* k_plugin_suffix = ".so";
+
+} // namespace
+
 std::string_view to_string(PluginStage stage) noexcept {
     switch (stage) {
     case PluginStage::Search: return "search";
@@ -28,12 +35,18 @@ std::string_view to_string(PluginStage stage) noexcept {
     return "unknown";
 }
 
+std::string plugin_name_from_file(const std::filesystem::path& file) {
+    const std::string base = file.filename().string();
+    const std::size_t p = std::strlen(k_plugin_prefix), s = std::strlen(k_plugin_suffix);
+    if (base.size() <= p + s || base.compare(0, p, k_plugin_prefix) != 0 ||
+        base.compare(base.size() - s, s, k_plugin_suffix) != 0)
+        return {};
+    return base.substr(p, base.size() - p - s);
+}
+
 namespace detail {
 
 namespace {
-
-constexpr const char* k_prefix = "libbrain_";
-constexpr const char* k_suffix = ".so";
 
 std::shared_ptr<spdlog::logger> logger() {
     static std::shared_ptr<spdlog::logger> instance = [] {
@@ -96,14 +109,6 @@ std::string build_hint(const std::string& name) {
 
 } // namespace
 
-std::string plugin_name_from_file(const std::filesystem::path& file) {
-    const std::string base = file.filename().string();
-    const std::size_t p = std::strlen(k_prefix), s = std::strlen(k_suffix);
-    if (base.size() <= p + s || base.compare(0, p, k_prefix) != 0 || base.compare(base.size() - s, s, k_suffix) != 0)
-        return {};
-    return base.substr(p, base.size() - p - s);
-}
-
 void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, brain_error* error) {
     if (!error) return;
     const int32_t raw = api.error_code(error);
@@ -128,7 +133,7 @@ PluginRegistry& PluginRegistry::instance() {
 
 std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
     const auto dirs = plugin_search_paths();
-    const std::string file = k_prefix + name + k_suffix;
+    const std::string file = k_plugin_prefix + name + k_plugin_suffix;
     for (const auto& dir : dirs) {
         std::error_code ec;
         const auto candidate = dir / file;
@@ -151,6 +156,12 @@ std::shared_ptr<Plugin> PluginRegistry::get_file(const std::filesystem::path& pa
                 " is not named libbrain_<name>.so; rename it so its backend name is known");
     std::lock_guard lock(m_mutex);
     return load_locked(name, path);
+}
+
+std::shared_ptr<Plugin> PluginRegistry::loaded(const std::filesystem::path& path) {
+    std::lock_guard lock(m_mutex);
+    const auto it = m_by_path.find(key_of(path));
+    return it == m_by_path.end() ? nullptr : it->second;
 }
 
 std::string PluginRegistry::key_of(const std::filesystem::path& path) {
@@ -300,6 +311,13 @@ PluginRecord load_plugin(const std::string& name) { return detail::PluginRegistr
 
 PluginRecord load_plugin_file(const std::filesystem::path& path) {
     return detail::PluginRegistry::instance().get_file(path)->record();
+}
+
+const brain_plugin_api& plugin_api(const PluginRecord& record) {
+    const auto plugin = detail::PluginRegistry::instance().loaded(record.path);
+    BRAIN_CHECK(plugin, ErrorCode::PluginNotFound, "no plugin was loaded from ", record.path.string(),
+                "; load it with load_plugin or load_plugin_file first");
+    return plugin->api(); // the registry never unloads a plugin, so the reference stays valid
 }
 
 } // namespace brain

@@ -44,6 +44,8 @@ public:
     std::shared_ptr<Plugin> get(const std::string& name);
     // The plugin in an explicit file (conformance kit).
     std::shared_ptr<Plugin> get_file(const std::filesystem::path& path);
+    // The plugin already loaded from `path`, or nullptr.
+    std::shared_ptr<Plugin> loaded(const std::filesystem::path& path);
     // Every libbrain_*.so on the search path, loaded where possible, with device counts.
     std::vector<PluginRecord> discover();
 
@@ -56,8 +58,5 @@ private:
     std::map<std::string, std::shared_ptr<Plugin>> m_by_path; // canonical path -> loaded plugin
     std::map<std::string, PluginRecord> m_failures;           // canonical path -> last failed attempt
 };
-
-// The backend name of a plugin file: libbrain_<name>.so -> <name>; empty if the file name does not match.
-std::string plugin_name_from_file(const std::filesystem::path& file);
 
 } // namespace brain::detail

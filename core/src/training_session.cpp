@@ -1,10 +1,9 @@
 #include "plugin_registry.hpp"
 #include "plugin_validation.hpp"
-#include "session_desc.hpp"
 
 #include <brain/error.hpp>
+#include <brain/session_descriptor.hpp>
 #include <brain/training_session.hpp>
-
 #include <cmath>
 
 namespace brain {
@@ -48,7 +47,7 @@ struct TrainingSession::Impl {
 TrainingSession::TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
                                  const TrainingBackend& backend)
     : m_impl(std::make_unique<Impl>(backend)) {
-    detail::SessionDesc desc(network, data, config, backend);
+    SessionDescriptor desc(network, data, config, backend);
     m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
     m_impl->parameter_count = network.parameter_count();
     m_impl->state_count = network.optimizer_state().size();

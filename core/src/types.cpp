@@ -38,6 +38,7 @@ E parse_name(std::string_view text, const std::array<Name<E>, N>& names, std::st
                 " (case-insensitive)");
 }
 
+// The spellings each parse_* accepts; the first spelling of a value is the name to_string gives it.
 constexpr std::array<Name<Activation>, 9> kActivationNames{{
     {"linear", Activation::Linear},
     {"identity", Activation::Linear},
@@ -51,12 +52,12 @@ constexpr std::array<Name<Activation>, 9> kActivationNames{{
 }};
 
 constexpr std::array<Name<Loss>, 6> kLossNames{{
-    {"mse", Loss::MeanSquaredError},
     {"mean_squared_error", Loss::MeanSquaredError},
-    {"bce", Loss::BinaryCrossEntropy},
+    {"mse", Loss::MeanSquaredError},
     {"binary_cross_entropy", Loss::BinaryCrossEntropy},
-    {"cce", Loss::CategoricalCrossEntropy},
+    {"bce", Loss::BinaryCrossEntropy},
     {"categorical_cross_entropy", Loss::CategoricalCrossEntropy},
+    {"cce", Loss::CategoricalCrossEntropy},
 }};
 
 constexpr std::array<Name<Precision>, 5> kPrecisionNames{{
@@ -67,62 +68,35 @@ constexpr std::array<Name<Precision>, 5> kPrecisionNames{{
     {"bf16", Precision::Bf16},
 }};
 
+constexpr std::array<Name<Optimizer::Kind>, 3> kOptimizerNames{{
+    {"sgd", Optimizer::Kind::Sgd},
+    {"adam", Optimizer::Kind::Adam},
+    {"adamw", Optimizer::Kind::AdamW},
+}};
+
+template <class E, std::size_t N>
+std::string_view name_of(E value, const std::array<Name<E>, N>& names, std::string_view unknown) noexcept {
+    for (const auto& name : names)
+        if (name.value == value) return name.text;
+    return unknown;
+}
+
 } // namespace
 
 std::string_view to_string(Activation a) noexcept {
-    switch (a) {
-    case Activation::Linear:
-        return "linear";
-    case Activation::Relu:
-        return "relu";
-    case Activation::LeakyRelu:
-        return "leaky_relu";
-    case Activation::Sigmoid:
-        return "sigmoid";
-    case Activation::Tanh:
-        return "tanh";
-    case Activation::Softmax:
-        return "softmax";
-    case Activation::Gelu:
-        return "gelu";
-    }
-    return "unknown_activation";
+    return name_of(a, kActivationNames, "unknown_activation");
 }
 
 std::string_view to_string(Loss l) noexcept {
-    switch (l) {
-    case Loss::MeanSquaredError:
-        return "mean_squared_error";
-    case Loss::BinaryCrossEntropy:
-        return "binary_cross_entropy";
-    case Loss::CategoricalCrossEntropy:
-        return "categorical_cross_entropy";
-    }
-    return "unknown_loss";
+    return name_of(l, kLossNames, "unknown_loss");
 }
 
 std::string_view to_string(Precision p) noexcept {
-    switch (p) {
-    case Precision::Float32:
-        return "float32";
-    case Precision::Tf32:
-        return "tf32";
-    case Precision::Bf16:
-        return "bf16";
-    }
-    return "unknown_precision";
+    return name_of(p, kPrecisionNames, "unknown_precision");
 }
 
 std::string_view to_string(Optimizer::Kind k) noexcept {
-    switch (k) {
-    case Optimizer::Kind::Sgd:
-        return "sgd";
-    case Optimizer::Kind::Adam:
-        return "adam";
-    case Optimizer::Kind::AdamW:
-        return "adamw";
-    }
-    return "unknown_optimizer";
+    return name_of(k, kOptimizerNames, "unknown_optimizer");
 }
 
 Activation parse_activation(std::string_view text) {
@@ -140,26 +114,15 @@ Precision parse_precision(std::string_view text) {
 }
 
 Optimizer Optimizer::sgd(float learning_rate, float momentum) {
-    Optimizer o;
-    o.kind = Kind::Sgd;
-    o.learning_rate = learning_rate;
-    o.momentum = momentum;
-    return o;
+    return Optimizer{.kind = Kind::Sgd, .learning_rate = learning_rate, .momentum = momentum};
 }
 
 Optimizer Optimizer::adam(float learning_rate) {
-    Optimizer o;
-    o.kind = Kind::Adam;
-    o.learning_rate = learning_rate;
-    return o;
+    return Optimizer{.kind = Kind::Adam, .learning_rate = learning_rate};
 }
 
 Optimizer Optimizer::adamw(float learning_rate, float weight_decay) {
-    Optimizer o;
-    o.kind = Kind::AdamW;
-    o.learning_rate = learning_rate;
-    o.weight_decay = weight_decay;
-    return o;
+    return Optimizer{.kind = Kind::AdamW, .learning_rate = learning_rate, .weight_decay = weight_decay};
 }
 
 } // namespace brain

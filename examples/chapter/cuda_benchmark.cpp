@@ -56,9 +56,8 @@ int main(int argc, char** argv) {
         try {
             gpu_report = gpu_model.fit_with_backend(data, config, backend);
         } catch (const brain::Error& e) {
-            const int status = brain::examples::explain_backend_error(e, backend);
-            if (status == 0) std::cout << "no GPU time to compare; the CPU time above is the only measurement\n";
-            return status;
+            return brain::examples::explain_backend_error(
+                e, backend, "no GPU time to compare; the CPU time above is the only measurement");
         }
         const auto gpu_time = std::chrono::steady_clock::now() - gpu_start;
 

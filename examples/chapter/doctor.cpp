@@ -16,17 +16,9 @@ int main(int argc, char** argv) {
 
     return brain::examples::run_example([&] {
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
-        std::optional<brain::AcceleratorReport> probed;
-        try {
-            probed = brain::accelerator_doctor(backend);
-        } catch (const brain::Error& e) {
-            return brain::examples::explain_backend_error(e, backend);
-        }
-        if (!probed) {
-            std::cout << "CPU backend; nothing to probe\n";
-            return 0;
-        }
-        const brain::AcceleratorReport& report = *probed;
+        const auto probe = brain::examples::probe_device(backend);
+        if (!probe.report) return probe.exit_status.value_or(0);
+        const brain::AcceleratorReport& report = *probe.report;
         // The chapter's println! lines, field by field.
         std::cout << report.name << " (" << report.revision << "), " << report.total_memory_mib << " MiB total, "
                   << (report.free_memory_mib ? brain::app::str("Some(", *report.free_memory_mib, ")")

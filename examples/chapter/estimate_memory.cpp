@@ -19,14 +19,7 @@ int main(int argc, char** argv) {
     BRAIN_EXAMPLE_PARSE(app, argc, argv);
 
     return brain::examples::run_example([&] {
-        const brain::Network model = brain::Network::builder()
-                                         .input_size(inputs)
-                                         .dense(256, brain::Activation::Relu)
-                                         .dense(256, brain::Activation::Relu)
-                                         .dense(1, brain::Activation::Linear)
-                                         .optimizer(brain::Optimizer::adam(0.001f))
-                                         .seed(42)
-                                         .build();
+        const brain::Network model = brain::examples::chapter_network(inputs);
 
         const std::uint64_t needed = brain::estimate_tensor_memory_mib(model, batch_size);
         std::cout << needed << " MiB of tensors for batch " << batch_size << "\n";
@@ -42,24 +35,17 @@ int main(int argc, char** argv) {
 
         // The estimate needs no device. Comparing it with the card's free memory does.
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
-        try {
-            const auto report = brain::accelerator_doctor(backend);
-            if (!report) {
-                std::cout << "CPU backend; nothing to probe\n";
-            } else if (report->free_memory_mib) {
-                std::cout << report->name << " has " << *report->free_memory_mib << " MiB free: the estimate "
-                          << (static_cast<std::int64_t>(needed) <= *report->free_memory_mib ? "fits"
-                                                                                            : "does NOT fit")
-                          << "; allocation test for the budget: " << std::boolalpha << report->allocation_test
-                          << "\n";
-            } else {
-                std::cout << report->name
-                          << " does not report free memory; allocation test for the budget: " << std::boolalpha
-                          << report->allocation_test << "\n";
-            }
-        } catch (const brain::Error& e) {
-            return brain::examples::explain_backend_error(e, backend);
-        }
+        const auto probe = brain::examples::probe_device(backend);
+        if (!probe.report) return probe.exit_status.value_or(0);
+        const brain::AcceleratorReport& report = *probe.report;
+        if (report.free_memory_mib)
+            std::cout << report.name << " has " << *report.free_memory_mib << " MiB free: the estimate "
+                      << (static_cast<std::int64_t>(needed) <= *report.free_memory_mib ? "fits" : "does NOT fit")
+                      << "; allocation test for the budget: " << std::boolalpha << report.allocation_test << "\n";
+        else
+            std::cout << report.name
+                      << " does not report free memory; allocation test for the budget: " << std::boolalpha
+                      << report.allocation_test << "\n";
         return 0;
     });
 }

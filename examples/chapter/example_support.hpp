@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
 
 namespace brain::examples {
@@ -29,21 +30,41 @@ inline void add_example_options(CLI::App& app, ExampleOptions& options) {
 }
 
 // For an error that means "this machine cannot run that backend" (no plugin, no driver, no device, Metal off
-// Apple systems): prints "<backend> cannot run on this machine: <ErrorCode>: <message>" and returns 0, since
-// that is the expected outcome on a machine without a GPU. Any other error is a real failure: prints
-// "error: <ErrorCode>: <message>" and returns 2.
-inline int explain_backend_error(const Error& e, const TrainingBackend& backend) {
+// Apple systems): prints "<backend> cannot run on this machine: <ErrorCode>: <message>", then `next_step` if
+// given, and returns 0, since that is the expected outcome on a machine without a GPU. Any other error is a real
+// failure: prints "error: <ErrorCode>: <message>" and returns 2.
+inline int explain_backend_error(const Error& e, const TrainingBackend& backend, const char* next_step = nullptr) {
     std::cout.flush();
     if (app::is_backend_unavailable(e.code())) {
         std::cout << backend.describe() << " cannot run on this machine: " << app::error_text(e) << std::endl;
+        if (next_step) std::cout << next_step << std::endl;
         return 0;
     }
     std::cerr << app::error_line(e) << std::endl;
     return 2;
 }
 
-// The chapter's model: inputs -> 256 ReLU -> 256 ReLU -> 1 linear, Adam (lr 1e-3), seed 42. The examples spell
-// it out as the chapter does; the exercises, which vary the data around it, build it here.
+// What probing an example's backend found: the device's report; nothing (the CPU backend has no device to
+// probe, which it says); or, when the backend cannot run here, the exit status after the error was explained.
+struct DeviceProbe {
+    std::optional<AcceleratorReport> report;
+    std::optional<int> exit_status; // set when the example stops here
+};
+
+// accelerator_doctor(backend), with the one line an example prints when there is no report to show.
+inline DeviceProbe probe_device(const TrainingBackend& backend) {
+    DeviceProbe probe;
+    try {
+        probe.report = accelerator_doctor(backend);
+    } catch (const Error& e) {
+        probe.exit_status = explain_backend_error(e, backend);
+        return probe;
+    }
+    if (!probe.report) std::cout << "CPU backend; nothing to probe\n";
+    return probe;
+}
+
+// The chapter's model: inputs -> 256 ReLU -> 256 ReLU -> 1 linear, Adam (lr 1e-3), seed 42.
 inline Network chapter_network(std::size_t inputs) {
     return Network::builder()
         .input_size(inputs)

@@ -20,14 +20,7 @@ int main(int argc, char** argv) {
     return brain::examples::run_example([&] {
         const brain::Dataset data = brain::app::make_regression(rows, 16, 2024);
 
-        brain::Network model = brain::Network::builder()
-                                   .input_size(16)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(1, brain::Activation::Linear)
-                                   .optimizer(brain::Optimizer::adam(0.001f))
-                                   .seed(42)
-                                   .build();
+        brain::Network model = brain::examples::chapter_network(16);
 
         const brain::TrainConfig config{options.epochs, 256, true, 7};
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
@@ -39,11 +32,10 @@ int main(int argc, char** argv) {
             report = model.fit_with_backend(data, config, backend);
         } catch (const brain::Error& e) {
             // No silent fallback: the error is the answer. The model keeps its initial weights.
-            const int status = brain::examples::explain_backend_error(e, backend);
-            if (status == 0)
-                std::cout << "nothing was trained (no fallback to the CPU); run with --backend cpu to train this "
-                             "network on the CPU plugin instead\n";
-            return status;
+            return brain::examples::explain_backend_error(e, backend,
+                                                          "nothing was trained (no fallback to the CPU); run with "
+                                                          "--backend cpu to train this network on the CPU plugin "
+                                                          "instead");
         }
         const double seconds = brain::app::seconds_since(start);
 

@@ -25,13 +25,11 @@ int main(int argc, char** argv) {
                                    .optimizer(brain::Optimizer::adam(0.001f))
                                    .seed(42)
                                    .build();
+        // accelerator_doctor, TrainingSession, train_epoch, checkpoint and stats: unchanged from CUDA.
+        const auto probe = brain::examples::probe_device(backend);
+        if (probe.exit_status) return *probe.exit_status;
+        if (probe.report) std::cout << *probe.report << "\n";
         try {
-            // accelerator_doctor, TrainingSession, train_epoch, checkpoint and stats: unchanged from CUDA.
-            const auto report = brain::accelerator_doctor(backend);
-            if (report)
-                std::cout << *report << "\n";
-            else
-                std::cout << "CPU backend; nothing to probe\n";
             brain::TrainingSession session(model, data, brain::TrainConfig{1, 256, true, 7}, backend);
             for (std::uint32_t epoch = 0; epoch < options.epochs; ++epoch)
                 std::cout << "epoch " << epoch << ": loss " << session.train_epoch() << "\n";

@@ -26,14 +26,7 @@ int main(int argc, char** argv) {
 
     return brain::examples::run_example([&] {
         const brain::Dataset data = brain::app::make_regression(rows, 16, 2024);
-        brain::Network model = brain::Network::builder()
-                                   .input_size(16)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(256, brain::Activation::Relu)
-                                   .dense(1, brain::Activation::Linear)
-                                   .optimizer(brain::Optimizer::adam(0.001f))
-                                   .seed(42)
-                                   .build();
+        brain::Network model = brain::examples::chapter_network(16);
 
         const brain::TrainConfig one_epoch{1, 256, true, 7};
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
@@ -42,11 +35,9 @@ int main(int argc, char** argv) {
         try {
             opened.emplace(model, data, one_epoch, backend);
         } catch (const brain::Error& e) {
-            const int status = brain::examples::explain_backend_error(e, backend);
-            if (status == 0)
-                std::cout << "no session was opened; run with --backend cpu to see the same loop on the CPU "
-                             "session\n";
-            return status;
+            return brain::examples::explain_backend_error(
+                e, backend,
+                "no session was opened; run with --backend cpu to see the same loop on the CPU session");
         }
         brain::TrainingSession& session = *opened;
 

@@ -33,16 +33,9 @@ int main(int argc, char** argv) {
 
     return brain::examples::run_example([&]() -> int {
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
-        std::optional<brain::AcceleratorReport> before;
-        try {
-            before = brain::accelerator_doctor(backend);
-        } catch (const brain::Error& e) {
-            return brain::examples::explain_backend_error(e, backend);
-        }
-        if (!before) {
-            std::cout << "CPU backend; nothing to probe\n";
-            return 0;
-        }
+        const auto probe = brain::examples::probe_device(backend);
+        if (!probe.report) return probe.exit_status.value_or(0);
+        const auto& before = probe.report;
         show("before", *before);
         const std::int64_t free_mib = before->free_memory_mib.value_or(before->total_memory_mib);
         const auto hog_mib = static_cast<long long>(static_cast<double>(free_mib) * fraction);

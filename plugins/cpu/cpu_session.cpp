@@ -10,25 +10,17 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <sstream>
 
 namespace brain::cpu {
 namespace {
 
-using sdk::Failure;
-using Clock = std::chrono::steady_clock;
+using sdk::fail;
+using Phase = sdk::SessionCounters::Phase;
 
 // Below ~100k multiply-adds per batch (or 32k parameters for the optimizer) handing work to other threads costs
 // more than it saves.
 constexpr std::size_t k_split_macs = std::size_t{1} << 17;
 constexpr std::size_t k_split_params = std::size_t{1} << 15;
-
-template <class... Parts>
-[[noreturn]] void fail(brain_status code, const Parts&... parts) {
-    std::ostringstream out;
-    (out << ... << parts);
-    throw Failure(code, out.str());
-}
 
 void check_finite_array(const float* values, std::size_t n, const char* what) {
     if (all_finite(values, n)) return;
@@ -73,21 +65,15 @@ SessionPlan make_session_plan(const brain_session_desc& desc) {
 }
 
 CpuSession::CpuSession(const brain_session_desc& desc) {
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Setup);
     m_plan = make_session_plan(desc);
     const SessionPlan& plan = m_plan;
 
     // The budget is checked on the exact sum of what follows, before the first allocation.
     const std::uint64_t needed = plan.tensor_bytes_for(plan.batch_rows);
     if (plan.budget_bytes != 0 && needed > plan.budget_bytes) {
-        std::size_t lo = 0, hi = plan.batch_rows - 1; // largest batch in [0, hi] that fits
-        while (lo < hi) {
-            const std::size_t mid = lo + (hi - lo + 1) / 2;
-            if (plan.tensor_bytes_for(mid) <= plan.budget_bytes)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
+        const std::size_t lo = sdk::largest_batch_within(
+            plan.budget_bytes, plan.batch_rows, [&](std::size_t rows) { return plan.tensor_bytes_for(rows); });
         const std::uint64_t fixed = plan.tensor_bytes_for(0);
         if (lo == 0)
             fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CPU session needs ", needed, " bytes of tensors for batch size ",
@@ -123,7 +109,6 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
         m_a.push_back(layer.activation == BRAIN_ACT_LINEAR ? HostBuffer() : allocate(n));
         m_delta.push_back(allocate(n));
     }
-    m_peak_bytes = m_allocated_bytes;
     for (const LayerPlan& layer : plan.layers) m_macs_per_row += layer.inputs * layer.outputs;
     // Small sessions (XOR, tests) never split their work, so they start no threads at all.
     const bool splits = plan.batch_rows * m_macs_per_row >= k_split_macs || plan.parameter_count >= k_split_params;
@@ -132,13 +117,11 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
     m_partial_loss.assign(m_pool->size(), 0.0);
     m_step = desc.optimizer_step;
     m_first_epoch = desc.first_epoch;
-    m_setup_time = Clock::now() - start;
 }
 
 HostBuffer CpuSession::allocate(std::size_t count) {
     HostBuffer buffer(count);
-    m_allocated_bytes += buffer.bytes();
-    m_peak_bytes = std::max(m_peak_bytes, m_allocated_bytes);
+    m_counters.allocated(buffer.bytes());
     return buffer;
 }
 
@@ -316,9 +299,9 @@ void CpuSession::backward_and_step(std::size_t rows) {
 
 float CpuSession::train_epoch() {
     require_usable("train an epoch");
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Training);
     const SessionPlan& plan = m_plan;
-    const std::uint64_t epoch = m_first_epoch + m_epochs;
+    const std::uint64_t epoch = m_first_epoch + m_counters.epochs();
     const std::size_t rows = plan.rows;
     const std::size_t batch_size = plan.config.batch_size;
     try {
@@ -333,7 +316,7 @@ float CpuSession::train_epoch() {
                      ") or standardise the data");
             backward_and_step(n);
             weighted += loss * static_cast<double>(n);
-            ++m_batches;
+            m_counters.count_batches();
         }
         if (!all_finite(m_params.data(), plan.parameter_count)) {
             std::size_t bad = 0;
@@ -342,13 +325,11 @@ float CpuSession::train_epoch() {
                  " became non-finite after the optimizer step; lower the learning rate (",
                  plan.optimizer.learning_rate, ") or standardise the data");
         }
-        ++m_epochs;
-        m_training_time += Clock::now() - start;
+        m_counters.count_epoch();
         return static_cast<float>(weighted / static_cast<double>(rows));
     } catch (const std::exception& e) {
         // Half an epoch has been applied: the weights are no longer a state anyone asked for.
         m_failure = e.what();
-        m_training_time += Clock::now() - start;
         throw;
     }
 }
@@ -356,7 +337,7 @@ float CpuSession::train_epoch() {
 void CpuSession::checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                             std::uint64_t optimizer_state_count, std::uint64_t* out_step) {
     require_usable("take a checkpoint");
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Checkpoint);
     if (parameter_count != m_plan.parameter_count || optimizer_state_count != m_plan.state_count)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "checkpoint buffers must hold exactly ", m_plan.parameter_count,
              " parameters and ", m_plan.state_count, " optimizer-state floats; got ", parameter_count, " and ",
@@ -366,31 +347,14 @@ void CpuSession::checkpoint(float* parameters, std::uint64_t parameter_count, fl
     std::memcpy(parameters, m_params.data(), m_plan.parameter_count * sizeof(float));
     std::memcpy(optimizer_state, m_state.data(), m_plan.state_count * sizeof(float));
     if (out_step) *out_step = m_step;
-    m_checkpoint_time += Clock::now() - start;
 }
 
 brain_session_stats CpuSession::stats() const noexcept {
-    brain_session_stats s{};
-    s.struct_size = sizeof(s);
-    s.peak_allocated_bytes = m_peak_bytes;
-    s.setup_time_ns = static_cast<std::uint64_t>(m_setup_time.count());
-    s.training_time_ns = static_cast<std::uint64_t>(m_training_time.count());
-    s.checkpoint_time_ns = static_cast<std::uint64_t>(m_checkpoint_time.count());
-    s.epochs = m_epochs;
-    s.batches = m_batches;
-    s.host_to_device_bytes = 0;
-    s.device_to_host_bytes = 0;
-    s.dataset_resident = 1;
-    s.precision = BRAIN_PRECISION_FLOAT32;
-    s.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
-    s.workspace_bytes = 0;
-    s.budget_bytes = m_plan.budget_bytes;
-    return s;
+    sdk::SessionFacts facts;
+    facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
+    facts.budget_bytes = m_plan.budget_bytes;
+    return m_counters.stats(facts);
 }
-
-} // namespace brain::cpu
-
-namespace brain::cpu {
 
 void CpuSession::set_learning_rate(float learning_rate) {
     if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))

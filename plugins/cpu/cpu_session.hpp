@@ -7,8 +7,8 @@
 #include "worker_pool.hpp"
 
 #include <brain/plugin_abi.h>
+#include <brain/session_counters.hpp>
 #include <brain/session_plan.hpp>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,22 +31,22 @@ struct SessionPlan : sdk::SessionPlan {
 // sdk::Failure(INVALID_ARGUMENT, ...) naming the value at fault, or UNSUPPORTED for a precision other than FP32.
 SessionPlan make_session_plan(const brain_session_desc& desc);
 
-// A CPU training session. Not thread-safe (the ABI serialises calls on one session).
+// A CPU training session (an sdk::BackendSession). Not thread-safe (the ABI serialises calls on one session).
 class CpuSession {
 public:
     // Validate, check the budget before allocating (BUDGET_EXCEEDED names the largest batch that fits), copy
     // the data set and the initial parameters and optimizer state.
     explicit CpuSession(const brain_session_desc& desc);
 
-    // One epoch as plugin_abi.h defines it; returns the sample-weighted mean loss. NUMERICAL on NaN/inf, after
-    // which the session refuses further work with INVALID_STATE.
+    // One epoch, each product split over the session's threads; returns the sample-weighted mean loss.
+    // NUMERICAL on NaN/inf, after which the session refuses further work with INVALID_STATE.
     float train_epoch();
-    // Use `learning_rate` from the next optimizer step on.
-    void set_learning_rate(float learning_rate);
-    // Copy parameters, optimizer state and the step count out; sizes must match exactly.
+    // Copy parameters, optimizer state and the step count out of host memory; sizes must match exactly.
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);
-    // Measured figures of this session.
+    // Use `learning_rate` from the next optimizer step on (the CPU reads it at every step).
+    void set_learning_rate(float learning_rate);
+    // The counters' figures; the data set copy counts as resident, nothing moves between devices.
     brain_session_stats stats() const noexcept;
 
 private:
@@ -85,13 +85,7 @@ private:
     std::vector<HostBuffer> m_delta; // per layer dL/dz
     std::uint64_t m_step = 0;
     std::uint64_t m_first_epoch = 0;
-    std::uint64_t m_epochs = 0;
-    std::uint64_t m_batches = 0;
-    std::uint64_t m_allocated_bytes = 0;
-    std::uint64_t m_peak_bytes = 0;
-    std::chrono::nanoseconds m_setup_time{0};
-    std::chrono::nanoseconds m_training_time{0};
-    std::chrono::nanoseconds m_checkpoint_time{0};
+    sdk::SessionCounters m_counters;
     std::string m_failure; // why the session became unusable; empty while usable
 };
 

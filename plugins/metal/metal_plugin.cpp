@@ -3,15 +3,14 @@
 // chapter's MetalFeatureDisabled message, naming the system it runs on and what to use instead.
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
+#include <brain/plugin_table.hpp>
+#include <cstdint>
 #include <string>
 #include <sys/utsname.h>
 
 #ifndef BRAIN_METAL_PLUGIN_VERSION
 #define BRAIN_METAL_PLUGIN_VERSION "0.0.0"
 #endif
-
-// No session can ever be opened; the type exists only so the table's signatures are complete.
-struct brain_session {};
 
 namespace brain::metal {
 namespace {
@@ -40,78 +39,28 @@ std::string system_description() {
 #endif
 }
 
-[[noreturn]] void no_session(const char* operation) {
-    throw Failure(BRAIN_ERR_INVALID_STATE, std::string("cannot ") + operation +
-                                               ": no Metal session exists (session_open reports "
-                                               "MetalFeatureDisabled on this system)");
-}
+struct MetalBackend {
+    static constexpr const char* name = "metal";
+    static constexpr const char* version = BRAIN_METAL_PLUGIN_VERSION;
+    static constexpr const char* description =
+        "Metal backend (Apple systems only; this build reports MetalFeatureDisabled)";
 
-brain_error* initialize(const brain_host_api*) {
-    return nullptr; // having no device is not an error at load time
-}
+    // Having no device is not an error at load time: device_count and probe say why there is none.
+    static std::int32_t device_count() { feature_disabled(); }
+    static brain_device_report probe(std::int32_t, std::uint64_t) { feature_disabled(); }
 
-brain_error* device_count(int32_t* out_count) {
-    return sdk::guard([&] {
-        if (out_count) *out_count = 0;
-        feature_disabled();
-    });
-}
-
-brain_error* probe(int32_t, uint64_t, brain_device_report*) {
-    return sdk::guard([] { feature_disabled(); });
-}
-
-brain_error* session_open(const brain_session_desc*, brain_session** out_session) {
-    return sdk::guard([&] {
-        if (out_session) *out_session = nullptr;
-        feature_disabled();
-    });
-}
-
-brain_error* session_train_epoch(brain_session*, float*) {
-    return sdk::guard([] { no_session("train an epoch"); });
-}
-
-brain_error* session_checkpoint(brain_session*, float*, uint64_t, float*, uint64_t, uint64_t*) {
-    return sdk::guard([] { no_session("take a checkpoint"); });
-}
-
-brain_error* session_stats(const brain_session*, brain_session_stats*) {
-    return sdk::guard([] { no_session("read session statistics"); });
-}
-
-brain_error* session_set_learning_rate(brain_session*, float) {
-    return sdk::guard([] { no_session("change the learning rate"); });
-}
-
-void session_close(brain_session*) {}
-
-const brain_plugin_api api = [] {
-    brain_plugin_api table{};
-    table.struct_size = sizeof(brain_plugin_api);
-    table.abi_major = BRAIN_ABI_VERSION_MAJOR;
-    table.abi_minor = BRAIN_ABI_VERSION_MINOR;
-    table.name = "metal";
-    table.version = BRAIN_METAL_PLUGIN_VERSION;
-    table.description = "Metal backend (Apple systems only; this build reports MetalFeatureDisabled)";
-    table.error_code = &sdk::error_code;
-    table.error_message = &sdk::error_message;
-    table.error_destroy = &sdk::error_destroy;
-    table.initialize = &initialize;
-    table.device_count = &device_count;
-    table.probe = &probe;
-    table.session_open = &session_open;
-    table.session_train_epoch = &session_train_epoch;
-    table.session_checkpoint = &session_checkpoint;
-    table.session_stats = &session_stats;
-    table.session_close = &session_close;
-    table.session_set_learning_rate = &session_set_learning_rate;
-    return table;
-}();
+    // No session ever opens: the constructor refuses, so no other member can be reached.
+    struct Session {
+        explicit Session(const brain_session_desc&) { feature_disabled(); }
+        float train_epoch() { feature_disabled(); }
+        void checkpoint(float*, std::uint64_t, float*, std::uint64_t, std::uint64_t*) { feature_disabled(); }
+        brain_session_stats stats() const { feature_disabled(); }
+    };
+};
 
 } // namespace
 } // namespace brain::metal
 
 extern "C" BRAIN_PLUGIN_EXPORT const brain_plugin_api* brain_plugin_get_api(void) {
-    return &brain::metal::api;
+    return brain::sdk::plugin_table<brain::metal::MetalBackend>();
 }

@@ -1,15 +1,16 @@
-// The whole public API of brain in one include.
+// The whole public API of brain::core in one include (the conformance kit, brain::conformance, has its own).
 #pragma once
 
 #include <brain/accelerator.hpp>
 #include <brain/backend.hpp>
-#include <brain/conformance.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
-#include <brain/training_session.hpp>
+#include <brain/random.hpp>
+#include <brain/session_descriptor.hpp>
 #include <brain/stats.hpp>
+#include <brain/training_session.hpp>
 #include <brain/types.hpp>
 #include <brain/version.hpp>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <brain/export.hpp>
-
+#include <brain/plugin_abi.h>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -42,7 +42,16 @@ BRAIN_API std::vector<PluginRecord> discover_plugins();
 // PluginAbiMismatch with file, stage and reason).
 BRAIN_API PluginRecord load_plugin(const std::string& name);
 
+// The backend name of a plugin file: libbrain_<name>.so -> <name>; empty if the file is not named like a plugin.
+BRAIN_API std::string plugin_name_from_file(const std::filesystem::path& file);
+
 // Load a plugin from an explicit file (the conformance kit). Throws like load_plugin.
 BRAIN_API PluginRecord load_plugin_file(const std::filesystem::path& path);
+
+// The function table of the plugin that load_plugin or load_plugin_file loaded from record.path, zero-extended to
+// this core's struct size (entries the plugin lacks are null); valid until the process exits. For tools that call
+// a plugin directly, such as the conformance kit; applications use TrainingBackend. Throws PluginNotFound when no
+// plugin was loaded from that file.
+BRAIN_API const brain_plugin_api& plugin_api(const PluginRecord& record);
 
 } // namespace brain

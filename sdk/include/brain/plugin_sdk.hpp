@@ -3,12 +3,12 @@
 // is exported, so two plugins that both use it never clash.
 #pragma once
 
-#include <brain/plugin_abi.h>
-
 #include <algorithm>
+#include <brain/plugin_abi.h>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -33,6 +33,14 @@ private:
     brain_status m_code;
     std::string m_message;
 };
+
+// Throw Failure(code, message) with the parts streamed into one message: fail(code, "got ", n, " rows").
+template <class... Parts>
+[[noreturn]] void fail(brain_status code, const Parts&... parts) {
+    std::ostringstream message;
+    (message << ... << parts);
+    throw Failure(code, message.str());
+}
 
 // Allocate an error for the core; the core releases it through the table's error_destroy. Never throws:
 // when even that allocation fails it returns a static out-of-memory error that error_destroy ignores.

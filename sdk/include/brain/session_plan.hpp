@@ -4,15 +4,13 @@
 // that depend on the backend stay the plugin's own checks.
 #pragma once
 
+#include <algorithm>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <sstream>
 #include <vector>
 
 namespace brain::sdk {
@@ -47,9 +45,7 @@ namespace detail {
 
 template <class... Parts>
 [[noreturn]] void invalid(const Parts&... parts) {
-    std::ostringstream out;
-    (out << ... << parts);
-    throw Failure(BRAIN_ERR_INVALID_ARGUMENT, out.str());
+    fail(BRAIN_ERR_INVALID_ARGUMENT, parts...);
 }
 
 inline const char* activation_name(int32_t activation) noexcept {
@@ -192,6 +188,21 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
         invalid("the session descriptor has a null ", !desc.parameters ? "parameters" : "optimizer_state", " pointer");
     plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
     return plan;
+}
+
+// The largest batch size in [0, max_rows] whose tensors, bytes_for(rows) (growing with rows), fit `budget`
+// bytes; 0 when not even one row fits. What a BUDGET_EXCEEDED message names as the batch size to use.
+template <class BytesFor>
+std::size_t largest_batch_within(std::uint64_t budget, std::size_t max_rows, BytesFor&& bytes_for) {
+    std::size_t lo = 0, hi = max_rows;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo + 1) / 2;
+        if (bytes_for(mid) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 } // namespace brain::sdk

@@ -1,11 +1,22 @@
-// The conformance kit: the whole plugin contract checked against one plugin (brain-conformance, the tests).
+// brain::conformance: the whole plugin contract checked against one plugin, for plugin authors' own test suites,
+// brain-conformance and brain's tests. Its own library (libbrain_conformance.so, CMake target brain::conformance,
+// find_package(brain COMPONENTS conformance)) on top of brain::core.
 #pragma once
 
-#include <brain/export.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#if defined(_WIN32)
+#if defined(BRAIN_CONFORMANCE_BUILDING)
+#define BRAIN_CONFORMANCE_API __declspec(dllexport)
+#else
+#define BRAIN_CONFORMANCE_API __declspec(dllimport)
+#endif
+#else
+#define BRAIN_CONFORMANCE_API __attribute__((visibility("default")))
+#endif
 
 namespace brain {
 
@@ -37,14 +48,15 @@ struct ConformanceReport {
 };
 
 // Run the kit against backend `name` as the plugin search path resolves it (the CPU plugin is the reference).
-BRAIN_API ConformanceReport run_conformance(const std::string& name, const ConformanceOptions& options = {});
+BRAIN_CONFORMANCE_API ConformanceReport run_conformance(const std::string& name,
+                                                        const ConformanceOptions& options = {});
 
 // Run the kit against an explicit libbrain_<name>.so. Sessions resolve the backend by name, so the file must
 // be the one the search path finds first (brain-conformance puts its directory first in BRAIN_PLUGIN_PATH).
-BRAIN_API ConformanceReport run_conformance_file(const std::filesystem::path& plugin_file,
-                                                 const ConformanceOptions& options = {});
+BRAIN_CONFORMANCE_API ConformanceReport run_conformance_file(const std::filesystem::path& plugin_file,
+                                                             const ConformanceOptions& options = {});
 
 // The report as an aligned PASS/FAIL table with a summary line.
-BRAIN_API std::string format_conformance_table(const ConformanceReport& report);
+BRAIN_CONFORMANCE_API std::string format_conformance_table(const ConformanceReport& report);
 
 } // namespace brain

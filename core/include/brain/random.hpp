@@ -1,6 +1,6 @@
-// brain::detail::Random: the core's portable pseudo-random generator (splitmix64-seeded xoshiro256**), used for
-// weight initialisation and data-set splits so that a seed gives the same numbers with every compiler and
-// standard library.
+// brain::Random: the one seeded generator of brain (splitmix64-seeded xoshiro256**). The core draws initial
+// weights and data-set splits from it, and tests, tools and examples use it for their data, so that a seed gives
+// the same numbers with every compiler and standard library. Header-only; nothing in it is exported.
 #pragma once
 
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-namespace brain::detail {
+namespace brain {
 
-// splitmix64 step: advances state and returns the next output (also used to expand seeds).
+// One splitmix64 step: advances state and returns the next output (also used to expand seeds).
 inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
     std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -89,4 +89,4 @@ private:
     bool m_has_spare = false;
 };
 
-} // namespace brain::detail
+} // namespace brain

@@ -1,11 +1,13 @@
-#include "session_desc.hpp"
-
 #include <brain/error.hpp>
+#include <brain/session_descriptor.hpp>
 
-namespace brain::detail {
+namespace brain {
+
+namespace {
 
 void validate_training_input(const Network& network, const Dataset& data, const TrainConfig& config) {
-    BRAIN_CHECK(data.size() > 0, ErrorCode::InvalidData, "the training data set is empty; expected at least one row");
+    BRAIN_CHECK(data.size() > 0, ErrorCode::InvalidData,
+                "the training data set is empty; expected at least one row");
     BRAIN_CHECK_ARG(data.input_width() == network.input_size(), "the data set has ", data.input_width(),
                     " feature columns but the network's input size is ", network.input_size(),
                     "; build the network with input_size(", data.input_width(), ") or select matching columns");
@@ -17,18 +19,27 @@ void validate_training_input(const Network& network, const Dataset& data, const 
                     " but the data set has only ", data.size(), " rows; use a batch size of at most ", data.size());
 }
 
-SessionDesc::SessionDesc(const Network& network, const Dataset& data, const TrainConfig& config,
-                         const TrainingBackend& backend) {
+} // namespace
+
+SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
+                                     const TrainingBackend& backend) {
     validate_training_input(network, data, config);
     for (const auto& layer : network.layers())
-        m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs), static_cast<uint32_t>(layer.outputs),
+        m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs),
+                                            static_cast<uint32_t>(layer.outputs),
                                             static_cast<int32_t>(layer.activation), 0.01f});
 
     m_model = {sizeof(brain_model_desc), static_cast<uint32_t>(m_layers.size()), m_layers.data(),
                static_cast<int32_t>(network.loss())};
     const Optimizer& opt = network.optimizer();
-    m_optimizer = {sizeof(brain_optimizer_desc), static_cast<int32_t>(opt.kind), opt.learning_rate, opt.momentum,
-                   opt.beta1, opt.beta2, opt.epsilon, opt.weight_decay};
+    m_optimizer = {sizeof(brain_optimizer_desc),
+                   static_cast<int32_t>(opt.kind),
+                   opt.learning_rate,
+                   opt.momentum,
+                   opt.beta1,
+                   opt.beta2,
+                   opt.epsilon,
+                   opt.weight_decay};
 
     // The data set's own standardisation wins (it is what fit will save with the model); otherwise a model
     // that carries one (e.g. loaded from a file) trains in its own units.
@@ -39,8 +50,12 @@ SessionDesc::SessionDesc(const Network& network, const Dataset& data, const Trai
         standardization->apply(m_features);
         features = m_features.data().data();
     }
-    m_dataset = {sizeof(brain_dataset_view), data.size(), static_cast<uint32_t>(data.input_width()),
-                 static_cast<uint32_t>(data.target_width()), features, data.targets().data().data()};
+    m_dataset = {sizeof(brain_dataset_view),
+                 data.size(),
+                 static_cast<uint32_t>(data.input_width()),
+                 static_cast<uint32_t>(data.target_width()),
+                 features,
+                 data.targets().data().data()};
     m_config = {sizeof(brain_train_config), config.epochs, config.batch_size, config.shuffle ? 1 : 0,
                 config.seed.value_or(network.seed())};
 
@@ -60,4 +75,4 @@ SessionDesc::SessionDesc(const Network& network, const Dataset& data, const Trai
     m_desc.precision = static_cast<int32_t>(backend.precision());
 }
 
-} // namespace brain::detail
+} // namespace brain

@@ -3,33 +3,15 @@
 #pragma once
 
 #include <brain/plugin_abi.h>
-#include <chrono>
+#include <brain/session_counters.hpp>
+#include <brain/session_plan.hpp>
 #include <cstdint>
 #include <vector>
 
 namespace naive {
 
-// One dense layer with the offsets of its W (outputs x inputs) and b in the flat parameter array.
-struct Layer {
-    std::size_t inputs = 0;
-    std::size_t outputs = 0;
-    int32_t activation = BRAIN_ACT_LINEAR;
-    float param = 0.0f;
-    std::size_t weight_offset = 0;
-    std::size_t bias_offset = 0;
-};
-
-// What a session will allocate, derived from the descriptor alone (so the budget is checked first).
-struct Plan {
-    std::vector<Layer> layers;
-    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
-    brain_optimizer_desc optimizer{};
-    brain_train_config config{};
-    std::size_t rows = 0, input_width = 0, target_width = 0;
-    std::size_t parameter_count = 0, state_count = 0;
-    std::size_t batch_rows = 0; // the largest batch: min(batch_size, rows)
-    std::uint64_t budget_bytes = 0;
-
+// The SDK's validated plan of a session (brain/session_plan.hpp) and what this backend allocates for it.
+struct Plan : brain::sdk::SessionPlan {
     // Bytes of the tensors for batches of `batch` rows: parameters, gradients, optimizer state, the gathered
     // batch and per layer z, a and delta.
     std::uint64_t tensor_bytes(std::size_t batch) const noexcept;
@@ -52,6 +34,8 @@ public:
     // Copy parameters, optimizer state and the step count into caller-owned buffers of exactly our sizes.
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* state, std::uint64_t state_count,
                     std::uint64_t* out_step);
+    // Use `learning_rate` from the next optimizer step on (the ABI 1.1 entry; absent from a 1.0 build's table).
+    void set_learning_rate(float learning_rate);
     // Measured figures.
     brain_session_stats stats() const noexcept;
 
@@ -60,14 +44,13 @@ private:
     void backward(std::size_t rows);  // fills the gradients
     void step();                      // one optimizer update
 
+    brain::sdk::SessionCounters m_counters;
     Plan m_plan;
     std::vector<float> m_features, m_targets; // the data set copy (the view is borrowed only during open)
     std::vector<float> m_params, m_grads, m_state;
     std::vector<float> m_x, m_t; // the gathered batch
     std::vector<std::vector<float>> m_z, m_a, m_delta;
-    std::uint64_t m_step = 0, m_epoch = 0, m_epochs = 0, m_batches = 0;
-    std::uint64_t m_peak = 0, m_device_to_host = 0;
-    std::chrono::nanoseconds m_setup{0}, m_training{0}, m_checkpointing{0};
+    std::uint64_t m_step = 0, m_epoch = 0;
     bool m_failed = false; // after a numerical failure the session refuses further work
 };
 

@@ -6,22 +6,13 @@
 #include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
 #include <cmath>
-#include <sstream>
 
 namespace naive {
 
 namespace {
 
-using brain::sdk::Failure;
-
-using Clock = std::chrono::steady_clock;
-
-template <class... Parts>
-[[noreturn]] void fail(brain_status code, const Parts&... parts) {
-    std::ostringstream out;
-    (out << ... << parts);
-    throw Failure(code, out.str());
-}
+using brain::sdk::fail;
+using Phase = brain::sdk::SessionCounters::Phase;
 
 bool all_finite(const std::vector<float>& values) {
     return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
@@ -53,72 +44,17 @@ Plan make_plan(const brain_session_desc& desc) {
     if (desc.precision != BRAIN_PRECISION_FLOAT32)
         fail(BRAIN_ERR_UNSUPPORTED, "the naive backend computes in float32 only; got precision ", desc.precision,
              ". Request Float32");
-    const auto model = brain::sdk::read_struct(desc.model);
-    const auto data = brain::sdk::read_struct(desc.dataset);
-    Plan plan;
-    plan.optimizer = brain::sdk::read_struct(desc.optimizer);
-    plan.config = brain::sdk::read_struct(desc.config);
-    plan.loss = model.loss;
-    plan.rows = data.rows;
-    plan.input_width = data.input_width;
-    plan.target_width = data.target_width;
-    plan.budget_bytes = desc.memory_budget_bytes;
-
-    if (model.layer_count == 0 || !model.layers) fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has no layers");
-    if (plan.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || plan.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "loss ", plan.loss, " is unknown; expected 0 (MSE), 1 (BCE) or 2 (CCE)");
-    std::size_t offset = 0, width = plan.input_width;
-    for (uint32_t i = 0; i < model.layer_count; ++i) {
-        const brain_layer_desc& in = model.layers[i];
-        if (in.inputs != width)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " takes ", in.inputs, " inputs but receives ", width);
-        if (in.outputs == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " has 0 outputs");
-        if (in.activation < BRAIN_ACT_LINEAR || in.activation > BRAIN_ACT_GELU)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " has unknown activation ", in.activation);
-        if (in.activation == BRAIN_ACT_SOFTMAX && i + 1 != model.layer_count)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", i, " uses softmax, which only the output layer may");
-        Layer layer{in.inputs,           in.outputs, in.activation,
-                    in.activation_param, offset,     offset + static_cast<std::size_t>(in.inputs) * in.outputs};
-        offset = layer.bias_offset + in.outputs;
-        width = in.outputs;
-        plan.layers.push_back(layer);
-    }
-    if (width != plan.target_width)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the output layer has ", width, " units but the targets are ",
-             plan.target_width, " wide");
-    if (plan.optimizer.kind < BRAIN_OPT_SGD || plan.optimizer.kind > BRAIN_OPT_ADAMW)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "optimizer kind ", plan.optimizer.kind, " is unknown; expected 0, 1 or 2");
-    if (!(plan.optimizer.learning_rate > 0.0f) || !std::isfinite(plan.optimizer.learning_rate))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "learning rate ", plan.optimizer.learning_rate,
-             " must be finite and positive");
-    plan.parameter_count = offset;
-    plan.state_count = offset * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
-    if (desc.parameter_count != plan.parameter_count || !desc.parameters)
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the model has ", plan.parameter_count,
-             " parameters but the descriptor passes ", desc.parameter_count, desc.parameters ? "" : " (null)");
-    if (desc.optimizer_state_count != plan.state_count || (plan.state_count && !desc.optimizer_state))
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "the optimizer needs ", plan.state_count,
-             " state floats but the descriptor passes ", desc.optimizer_state_count);
-    if (plan.rows == 0 || !data.features || !data.targets)
-        fail(BRAIN_ERR_INVALID_DATA, "the data set is empty or its arrays are null");
-    if (plan.config.batch_size == 0) fail(BRAIN_ERR_INVALID_ARGUMENT, "batch_size is 0; expected at least 1");
-    plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
-    return plan;
+    // Everything else a descriptor can get wrong, with the same messages as brain's own backends.
+    return Plan{brain::sdk::plan_session(desc)};
 }
 
 Session::Session(const brain_session_desc& desc) {
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Setup);
     m_plan = make_plan(desc);
     const std::uint64_t needed = m_plan.tensor_bytes(m_plan.batch_rows);
     if (m_plan.budget_bytes != 0 && needed > m_plan.budget_bytes) {
-        std::size_t fits = 0; // the largest batch within the budget, by bisection on [0, batch_rows)
-        for (std::size_t lo = 0, hi = m_plan.batch_rows; lo < hi;) {
-            const std::size_t mid = (lo + hi + 1) / 2;
-            if (m_plan.tensor_bytes(mid) <= m_plan.budget_bytes)
-                lo = fits = mid;
-            else
-                hi = mid - 1;
-        }
+        const std::size_t fits = brain::sdk::largest_batch_within(
+            m_plan.budget_bytes, m_plan.batch_rows, [this](std::size_t rows) { return m_plan.tensor_bytes(rows); });
         if (fits == 0)
             fail(BRAIN_ERR_BUDGET_EXCEEDED, "the naive backend needs ", m_plan.tensor_bytes(1),
                  " bytes even for a batch of 1, but the memory budget is ", m_plan.budget_bytes,
@@ -131,9 +67,7 @@ Session::Session(const brain_session_desc& desc) {
     m_features.assign(data.features, data.features + m_plan.rows * m_plan.input_width);
     m_targets.assign(data.targets, data.targets + m_plan.rows * m_plan.target_width);
     m_params.assign(desc.parameters, desc.parameters + m_plan.parameter_count);
-    m_state.assign(m_plan.state_count, 0.0f);
-    if (m_plan.state_count)
-        std::copy(desc.optimizer_state, desc.optimizer_state + m_plan.state_count, m_state.begin());
+    m_state.assign(desc.optimizer_state, desc.optimizer_state + m_plan.state_count);
     m_grads.assign(m_plan.parameter_count, 0.0f);
     m_x.assign(m_plan.batch_rows * m_plan.input_width, 0.0f);
     m_t.assign(m_plan.batch_rows * m_plan.target_width, 0.0f);
@@ -142,16 +76,17 @@ Session::Session(const brain_session_desc& desc) {
         m_a.emplace_back(m_plan.batch_rows * layer.outputs);
         m_delta.emplace_back(m_plan.batch_rows * layer.outputs);
     }
-    m_peak = needed;
+    m_counters.allocated(needed);
+    m_counters.moved_to_device((m_features.size() + m_targets.size() + m_params.size() + m_state.size()) *
+                               sizeof(float));
     m_step = desc.optimizer_step;
     m_epoch = desc.first_epoch;
-    m_setup = Clock::now() - start;
 }
 
 double Session::forward(std::size_t rows) {
     const float* input = m_x.data();
     for (std::size_t l = 0; l < m_plan.layers.size(); ++l) {
-        const Layer& layer = m_plan.layers[l];
+        const brain::sdk::LayerPlan& layer = m_plan.layers[l];
         dense_forward(input, &m_params[layer.weight_offset], &m_params[layer.bias_offset], m_z[l].data(), rows,
                       layer.inputs, layer.outputs);
         for (std::size_t r = 0; r < rows; ++r)
@@ -159,7 +94,7 @@ double Session::forward(std::size_t rows) {
                                       layer.outputs, layer.param);
         input = m_a[l].data();
     }
-    const Layer& out = m_plan.layers.back();
+    const brain::sdk::LayerPlan& out = m_plan.layers.back();
     const std::size_t last = m_plan.layers.size() - 1, k = out.outputs;
     double loss = 0.0;
     for (std::size_t r = 0; r < rows; ++r)
@@ -171,7 +106,7 @@ double Session::forward(std::size_t rows) {
 void Session::backward(std::size_t rows) {
     std::fill(m_grads.begin(), m_grads.end(), 0.0f);
     for (std::size_t l = m_plan.layers.size(); l-- > 0;) {
-        const Layer& layer = m_plan.layers[l];
+        const brain::sdk::LayerPlan& layer = m_plan.layers[l];
         const float* input = l == 0 ? m_x.data() : m_a[l - 1].data();
         const std::vector<float>& delta = m_delta[l];
         float* dw = &m_grads[layer.weight_offset];
@@ -185,7 +120,7 @@ void Session::backward(std::size_t rows) {
             }
         if (l == 0) continue;
         // dL/da of the layer below, then through its activation to dL/dz.
-        const Layer& below = m_plan.layers[l - 1];
+        const brain::sdk::LayerPlan& below = m_plan.layers[l - 1];
         const float* w = &m_params[layer.weight_offset];
         for (std::size_t r = 0; r < rows; ++r) {
             float* prev = &m_delta[l - 1][r * below.outputs];
@@ -232,7 +167,7 @@ float Session::train_epoch() {
     if (m_failed)
         fail(BRAIN_ERR_INVALID_STATE, "this naive session failed earlier with non-finite values; open a new "
                                       "session from the last checkpoint");
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Training);
     const std::size_t rows = m_plan.rows, batch = m_plan.config.batch_size;
     const std::size_t in = m_plan.input_width, out = m_plan.target_width;
     double total = 0.0;
@@ -250,11 +185,10 @@ float Session::train_epoch() {
         total += forward(n) * static_cast<double>(n);
         backward(n);
         step();
-        ++m_batches;
+        m_counters.count_batches();
     }
     ++m_epoch;
-    ++m_epochs;
-    m_training += Clock::now() - start;
+    m_counters.count_epoch();
     const float loss = static_cast<float>(total / static_cast<double>(rows));
     if (!std::isfinite(loss) || !all_finite(m_params)) {
         m_failed = true;
@@ -266,7 +200,7 @@ float Session::train_epoch() {
 
 void Session::checkpoint(float* parameters, std::uint64_t parameter_count, float* state, std::uint64_t state_count,
                          std::uint64_t* out_step) {
-    const auto start = Clock::now();
+    const auto timer = m_counters.time(Phase::Checkpoint);
     if (parameter_count != m_plan.parameter_count || state_count != m_plan.state_count)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "checkpoint buffers hold ", parameter_count, " parameters and ",
              state_count, " state floats; this session has ", m_plan.parameter_count, " and ", m_plan.state_count);
@@ -276,27 +210,20 @@ void Session::checkpoint(float* parameters, std::uint64_t parameter_count, float
     std::copy(m_params.begin(), m_params.end(), parameters);
     std::copy(m_state.begin(), m_state.end(), state);
     *out_step = m_step;
-    m_device_to_host += (m_params.size() + m_state.size()) * sizeof(float);
-    m_checkpointing += Clock::now() - start;
+    m_counters.moved_to_host((m_params.size() + m_state.size()) * sizeof(float));
+}
+
+void Session::set_learning_rate(float learning_rate) {
+    if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate))
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "learning rate ", learning_rate, " must be finite and positive");
+    m_plan.optimizer.learning_rate = learning_rate;
 }
 
 brain_session_stats Session::stats() const noexcept {
-    brain_session_stats s{};
-    s.struct_size = sizeof(s);
-    s.peak_allocated_bytes = m_peak;
-    s.setup_time_ns = static_cast<std::uint64_t>(m_setup.count());
-    s.training_time_ns = static_cast<std::uint64_t>(m_training.count());
-    s.checkpoint_time_ns = static_cast<std::uint64_t>(m_checkpointing.count());
-    s.epochs = m_epochs;
-    s.batches = m_batches;
-    s.dataset_resident = 1; // the whole data set is copied at open
-    s.precision = BRAIN_PRECISION_FLOAT32;
-    s.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
-    s.host_to_device_bytes = s.dataset_bytes + (m_params.size() + m_state.size()) * sizeof(float);
-    s.device_to_host_bytes = m_device_to_host;
-    s.workspace_bytes = 0;
-    s.budget_bytes = m_plan.budget_bytes;
-    return s;
+    brain::sdk::SessionFacts facts; // the whole data set is copied at open
+    facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
+    facts.budget_bytes = m_plan.budget_bytes;
+    return m_counters.stats(facts);
 }
 
 } // namespace naive

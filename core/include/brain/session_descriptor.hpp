@@ -1,0 +1,36 @@
+// brain::SessionDescriptor: the plugin ABI's session descriptor for a network, a data set, a config and a backend,
+// exactly as TrainingSession hands it to a plugin's session_open. Public for tools that call a plugin's function
+// table directly (the conformance kit); applications use TrainingSession.
+#pragma once
+
+#include <brain/backend.hpp>
+#include <brain/dataset.hpp>
+#include <brain/export.hpp>
+#include <brain/network.hpp>
+#include <brain/plugin_abi.h>
+#include <vector>
+
+namespace brain {
+
+// Owns every buffer the descriptor points to; the descriptor is valid while this object and the network live.
+class BRAIN_API SessionDescriptor {
+public:
+    // Throws InvalidArgument / InvalidData when data or config cannot train this network (names the value).
+    SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
+                      const TrainingBackend& backend);
+    SessionDescriptor(const SessionDescriptor&) = delete;
+    SessionDescriptor& operator=(const SessionDescriptor&) = delete;
+    // The descriptor; its pointers reach into this object and into the network's parameters and state.
+    const brain_session_desc& desc() const noexcept { return m_desc; }
+
+private:
+    std::vector<brain_layer_desc> m_layers;
+    Matrix m_features; // standardised copy when a standardisation applies
+    brain_model_desc m_model{};
+    brain_optimizer_desc m_optimizer{};
+    brain_dataset_view m_dataset{};
+    brain_train_config m_config{};
+    brain_session_desc m_desc{};
+};
+
+} // namespace brain

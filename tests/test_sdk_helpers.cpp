@@ -1,0 +1,326 @@
+// The SDK's header-only helpers, called the way the core calls a plugin: the function table built from a backend
+// class (guards, null checks, versions, optional entries), the session counters behind session_stats, and the
+// budget bisection.
+#include "support/catch.hpp"
+
+#include <brain/plugin_abi.h>
+#include <brain/plugin_sdk.hpp>
+#include <brain/plugin_table.hpp>
+#include <brain/session_counters.hpp>
+#include <brain/session_plan.hpp>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using brain::sdk::Failure;
+using Phase = brain::sdk::SessionCounters::Phase;
+
+// What a test session does, chosen by the descriptor's seed.
+enum class Behaviour : std::uint64_t { Train = 0, RefuseOpen = 1, ThrowStd = 2, ThrowBadAlloc = 3 };
+
+Behaviour behaviour_of(const brain_session_desc& desc) {
+    return static_cast<Behaviour>(brain::sdk::read_struct(desc.config).seed);
+}
+
+// A session with one parameter that each epoch moves by the learning rate.
+class CountingSession {
+public:
+    explicit CountingSession(const brain_session_desc& desc) : m_behaviour(behaviour_of(desc)) {
+        const auto timer = m_counters.time(Phase::Setup);
+        if (m_behaviour == Behaviour::RefuseOpen)
+            brain::sdk::fail(BRAIN_ERR_BUDGET_EXCEEDED, "no room for ", 7, " rows");
+        m_counters.allocated(64);
+        m_parameter = desc.parameters ? desc.parameters[0] : 0.0f;
+    }
+    float train_epoch() {
+        const auto timer = m_counters.time(Phase::Training);
+        if (m_behaviour == Behaviour::ThrowStd) throw std::runtime_error("disk on fire");
+        if (m_behaviour == Behaviour::ThrowBadAlloc) throw std::bad_alloc();
+        m_parameter -= m_rate;
+        m_counters.count_batches(3);
+        m_counters.count_epoch();
+        return m_parameter;
+    }
+    void checkpoint(float* parameters, std::uint64_t count, float*, std::uint64_t, std::uint64_t* step) {
+        if (count != 1) brain::sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "expected 1 parameter, got ", count);
+        parameters[0] = m_parameter;
+        *step = m_counters.epochs();
+        m_counters.moved_to_host(sizeof(float));
+    }
+    brain_session_stats stats() const noexcept {
+        brain::sdk::SessionFacts facts;
+        facts.budget_bytes = 1024;
+        return m_counters.stats(facts);
+    }
+
+protected:
+    float m_rate = 0.5f;
+
+private:
+    Behaviour m_behaviour;
+    brain::sdk::SessionCounters m_counters;
+    float m_parameter = 0.0f;
+};
+
+// The same session with the optional learning-rate entry.
+class SchedulableSession : public CountingSession {
+public:
+    using CountingSession::CountingSession;
+    void set_learning_rate(float rate) { m_rate = rate; }
+};
+
+std::vector<std::string> g_logged;
+int g_description_calls = 0;
+
+struct SchedulableBackend {
+    static constexpr const char* name = "schedulable";
+    static constexpr const char* version = "2.3.4";
+    static std::string description() {
+        ++g_description_calls;
+        return "built at run time";
+    }
+    using Session = SchedulableSession;
+    static void initialize(const brain_host_api&) { brain::sdk::log(2, "ready"); }
+    static std::int32_t device_count() { return 2; }
+    static brain_device_report probe(std::int32_t device, std::uint64_t budget) {
+        if (device >= 2) brain::sdk::fail(BRAIN_ERR_DEVICE_NOT_FOUND, "no device ", device);
+        brain_device_report report{};
+        brain::sdk::copy_string(report.name, "test device");
+        report.total_memory_mib = static_cast<std::int64_t>(budget >> 20);
+        return report;
+    }
+};
+
+struct FixedBackend {
+    static constexpr const char* name = "fixed";
+    static constexpr const char* version = "1.0";
+    static constexpr const char* description = "a fixed learning rate";
+    using Session = CountingSession;
+    static std::int32_t device_count() { throw Failure(BRAIN_ERR_DRIVER_UNAVAILABLE, "no driver here"); }
+    static brain_device_report probe(std::int32_t, std::uint64_t) { return {}; }
+};
+
+void host_log(int32_t, const char* message) {
+    g_logged.emplace_back(message);
+}
+
+const brain_host_api k_host{sizeof(brain_host_api), BRAIN_ABI_VERSION_MAJOR, BRAIN_ABI_VERSION_MINOR, &host_log};
+
+// The code and message of a plugin error, released as the core releases it.
+struct Outcome {
+    int32_t code = BRAIN_OK;
+    std::string message;
+};
+
+Outcome take(const brain_plugin_api& api, brain_error* error) {
+    Outcome out;
+    if (!error) return out;
+    out.code = api.error_code(error);
+    out.message = api.error_message(error);
+    api.error_destroy(error);
+    return out;
+}
+
+// A complete descriptor of one parameter; `behaviour` travels in the config's seed.
+struct Desc {
+    float parameter = 2.0f;
+    brain_train_config config{sizeof(brain_train_config), 1, 1, 0, 0};
+    brain_session_desc desc{};
+    explicit Desc(Behaviour behaviour) {
+        config.seed = static_cast<std::uint64_t>(behaviour);
+        desc.struct_size = sizeof(desc);
+        desc.config = &config;
+        desc.parameters = &parameter;
+        desc.parameter_count = 1;
+    }
+};
+
+} // namespace
+
+TEST_CASE("plugin_table fills every entry and the versions and strings from the backend class", "[core]") {
+    const brain_plugin_api* table = brain::sdk::plugin_table<SchedulableBackend>();
+    REQUIRE(table != nullptr);
+    CHECK(table == brain::sdk::plugin_table<SchedulableBackend>()); // one static table
+    CHECK(g_description_calls == 1);
+    CHECK(table->struct_size == sizeof(brain_plugin_api));
+    CHECK(table->abi_major == BRAIN_ABI_VERSION_MAJOR);
+    CHECK(table->abi_minor == BRAIN_ABI_VERSION_MINOR);
+    CHECK(std::string(table->name) == "schedulable");
+    CHECK(std::string(table->version) == "2.3.4");
+    CHECK(std::string(table->description) == "built at run time");
+    for (const void* entry :
+         {reinterpret_cast<const void*>(table->error_code), reinterpret_cast<const void*>(table->error_message),
+          reinterpret_cast<const void*>(table->error_destroy), reinterpret_cast<const void*>(table->initialize),
+          reinterpret_cast<const void*>(table->device_count), reinterpret_cast<const void*>(table->probe),
+          reinterpret_cast<const void*>(table->session_open),
+          reinterpret_cast<const void*>(table->session_train_epoch),
+          reinterpret_cast<const void*>(table->session_checkpoint),
+          reinterpret_cast<const void*>(table->session_stats), reinterpret_cast<const void*>(table->session_close),
+          reinterpret_cast<const void*>(table->session_set_learning_rate)})
+        CHECK(entry != nullptr);
+}
+
+TEST_CASE("plugin_table leaves an optional entry null when the session does not provide it", "[core]") {
+    const brain_plugin_api* table = brain::sdk::plugin_table<FixedBackend>();
+    REQUIRE(table != nullptr);
+    CHECK(std::string(table->description) == "a fixed learning rate");
+    CHECK(table->session_set_learning_rate == nullptr);
+    CHECK(table->session_train_epoch != nullptr);
+}
+
+TEST_CASE("plugin_table's entries forward to the backend and its sessions", "[core]") {
+    const brain_plugin_api& api = *brain::sdk::plugin_table<SchedulableBackend>();
+    g_logged.clear();
+    REQUIRE(take(api, api.initialize(&k_host)).code == BRAIN_OK);
+    CHECK(g_logged == std::vector<std::string>{"ready"});
+    CHECK(brain::sdk::host() == &k_host);
+
+    int32_t count = -1;
+    REQUIRE(take(api, api.device_count(&count)).code == BRAIN_OK);
+    CHECK(count == 2);
+
+    brain_device_report report{};
+    report.struct_size = sizeof(report);
+    REQUIRE(take(api, api.probe(1, 64ull << 20, &report)).code == BRAIN_OK);
+    CHECK(std::string(report.name) == "test device");
+    CHECK(report.total_memory_mib == 64);
+    CHECK(report.struct_size == sizeof(report));
+    const Outcome missing = take(api, api.probe(5, 0, &report));
+    CHECK(missing.code == BRAIN_ERR_DEVICE_NOT_FOUND);
+    CHECK(missing.message == "no device 5");
+
+    Desc d(Behaviour::Train);
+    brain_session* session = nullptr;
+    REQUIRE(take(api, api.session_open(&d.desc, &session)).code == BRAIN_OK);
+    REQUIRE(session != nullptr);
+    float loss = 0.0f;
+    REQUIRE(take(api, api.session_train_epoch(session, &loss)).code == BRAIN_OK);
+    CHECK(loss == 1.5f);
+    REQUIRE(take(api, api.session_set_learning_rate(session, 1.0f)).code == BRAIN_OK);
+    REQUIRE(take(api, api.session_train_epoch(session, &loss)).code == BRAIN_OK);
+    CHECK(loss == 0.5f);
+    float parameter = 0.0f;
+    std::uint64_t step = 0;
+    REQUIRE(take(api, api.session_checkpoint(session, &parameter, 1, nullptr, 0, &step)).code == BRAIN_OK);
+    CHECK(parameter == 0.5f);
+    CHECK(step == 2);
+    const Outcome wrong = take(api, api.session_checkpoint(session, &parameter, 2, nullptr, 0, &step));
+    CHECK(wrong.code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(wrong.message == "expected 1 parameter, got 2");
+
+    brain_session_stats stats{};
+    stats.struct_size = sizeof(stats);
+    REQUIRE(take(api, api.session_stats(session, &stats)).code == BRAIN_OK);
+    CHECK(stats.epochs == 2);
+    CHECK(stats.batches == 6);
+    CHECK(stats.peak_allocated_bytes == 64);
+    CHECK(stats.device_to_host_bytes == sizeof(float));
+    CHECK(stats.budget_bytes == 1024);
+    CHECK(stats.dataset_resident == 1);
+    CHECK(stats.setup_time_ns > 0);
+    CHECK(stats.training_time_ns > 0);
+    api.session_close(session);
+}
+
+TEST_CASE("plugin_table's entries turn every exception into an error with its code", "[core]") {
+    const brain_plugin_api& api = *brain::sdk::plugin_table<SchedulableBackend>();
+    int unrelated = 0;
+    brain_session* session = reinterpret_cast<brain_session*>(&unrelated); // must be overwritten with null
+    Desc refused(Behaviour::RefuseOpen);
+    const Outcome open = take(api, api.session_open(&refused.desc, &session));
+    CHECK(open.code == BRAIN_ERR_BUDGET_EXCEEDED);
+    CHECK(open.message == "no room for 7 rows");
+    CHECK(session == nullptr);
+
+    float loss = 0.0f;
+    Desc std_error(Behaviour::ThrowStd);
+    REQUIRE(take(api, api.session_open(&std_error.desc, &session)).code == BRAIN_OK);
+    const Outcome failure = take(api, api.session_train_epoch(session, &loss));
+    CHECK(failure.code == BRAIN_ERR_PLUGIN_FAILURE);
+    CHECK(failure.message == "unexpected plugin failure: disk on fire");
+    api.session_close(session);
+
+    Desc no_memory(Behaviour::ThrowBadAlloc);
+    REQUIRE(take(api, api.session_open(&no_memory.desc, &session)).code == BRAIN_OK);
+    CHECK(take(api, api.session_train_epoch(session, &loss)).code == BRAIN_ERR_ALLOCATION_FAILED);
+    api.session_close(session);
+
+    const brain_plugin_api& fixed = *brain::sdk::plugin_table<FixedBackend>();
+    int32_t count = 7;
+    const Outcome none = take(fixed, fixed.device_count(&count));
+    CHECK(none.code == BRAIN_ERR_DRIVER_UNAVAILABLE);
+    CHECK(count == 0); // the ABI's "no devices", whatever the caller's variable held
+}
+
+TEST_CASE("plugin_table's entries refuse null pointers with InvalidArgument naming the entry", "[core]") {
+    const brain_plugin_api& api = *brain::sdk::plugin_table<SchedulableBackend>();
+    float loss = 0.0f;
+    const Outcome no_session = take(api, api.session_train_epoch(nullptr, &loss));
+    CHECK(no_session.code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(no_session.message == "session_train_epoch was given a null session");
+    CHECK(take(api, api.device_count(nullptr)).message == "device_count was given a null output pointer");
+    CHECK(take(api, api.initialize(nullptr)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(take(api, api.session_open(nullptr, nullptr)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    brain_session* session = nullptr;
+    CHECK(take(api, api.session_open(nullptr, &session)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(take(api, api.session_stats(nullptr, nullptr)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(take(api, api.session_set_learning_rate(nullptr, 0.1f)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    api.session_close(nullptr); // the ABI's no-op
+}
+
+TEST_CASE("SessionCounters time phases and count work and keep the peak", "[core]") {
+    brain::sdk::SessionCounters counters;
+    try {
+        const auto timer = counters.time(Phase::Checkpoint);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        throw std::runtime_error("interrupted");
+    } catch (const std::runtime_error&) {
+    }
+    counters.add_time(Phase::Setup, std::chrono::nanoseconds(123));
+    counters.allocated(100);
+    counters.allocated(50);
+    counters.released(120);
+    counters.allocated(60);  // 90 now, below the peak
+    counters.released(1000); // never below zero
+    counters.observe_peak(140);
+    counters.count_epoch();
+    counters.count_batches(4);
+    counters.moved_to_device(10);
+    counters.moved_to_host(3);
+
+    brain::sdk::SessionFacts facts;
+    facts.dataset_resident = false;
+    facts.precision = BRAIN_PRECISION_TF32;
+    facts.dataset_bytes = 11;
+    facts.workspace_bytes = 12;
+    facts.budget_bytes = 13;
+    const brain_session_stats s = counters.stats(facts);
+    CHECK(s.struct_size == sizeof(s));
+    CHECK(s.checkpoint_time_ns >= 2'000'000); // the exception did not lose the time
+    CHECK(s.setup_time_ns == 123);
+    CHECK(s.training_time_ns == 0);
+    CHECK(s.peak_allocated_bytes == 150);
+    CHECK(s.epochs == 1);
+    CHECK(s.batches == 4);
+    CHECK(s.host_to_device_bytes == 10);
+    CHECK(s.device_to_host_bytes == 3);
+    CHECK(s.dataset_resident == 0);
+    CHECK(s.precision == BRAIN_PRECISION_TF32);
+    CHECK(s.dataset_bytes == 11);
+    CHECK(s.workspace_bytes == 12);
+    CHECK(s.budget_bytes == 13);
+}
+
+TEST_CASE("largest_batch_within finds the largest batch whose bytes fit the budget", "[core]") {
+    const auto bytes = [](std::size_t rows) { return std::uint64_t{1000} + 24 * rows; };
+    CHECK(brain::sdk::largest_batch_within(1000 + 24 * 37, 256, bytes) == 37);
+    CHECK(brain::sdk::largest_batch_within(1000 + 24 * 37 + 23, 256, bytes) == 37);
+    CHECK(brain::sdk::largest_batch_within(1 << 20, 256, bytes) == 256); // capped by the largest batch
+    CHECK(brain::sdk::largest_batch_within(1023, 256, bytes) == 0);      // not even one row
+}
