@@ -28,35 +28,20 @@ using brain::TrainingBackend;
 
 namespace {
 
-// Deterministic pseudo-random numbers in [-1, 1) (splitmix64).
-class Noise {
-public:
-    explicit Noise(std::uint64_t seed) : m_state(seed) {}
-    float next() {
-        std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31;
-        return static_cast<float>(z >> 40) / static_cast<float>(1ull << 23) - 1.0f;
-    }
-
-private:
-    std::uint64_t m_state;
-};
-
 // `rows` rows of `inputs` features; targets suited to `loss` over `outputs` columns (one-hot for CCE, 0/1 for
 // BCE, a smooth function for MSE).
 brain::Dataset make_data(std::size_t rows, std::size_t inputs, std::size_t outputs, Loss loss, std::uint64_t seed) {
-    Noise noise(seed);
+    brain::Random rng(seed);
+    const auto noise_next = [&rng] { return static_cast<float>(rng.uniform(-1.0, 1.0)); };
     brain::Matrix x(rows, inputs), y(rows, outputs);
     for (std::size_t r = 0; r < rows; ++r) {
         float s = 0.0f;
         for (std::size_t c = 0; c < inputs; ++c) {
-            x(r, c) = noise.next();
+            x(r, c) = noise_next();
             s += x(r, c) * static_cast<float>(c % 3 == 0 ? 1 : -1);
         }
         for (std::size_t k = 0; k < outputs; ++k) {
-            const float v = std::sin(s + static_cast<float>(k)) + 0.1f * noise.next();
+            const float v = std::sin(s + static_cast<float>(k)) + 0.1f * noise_next();
             if (loss == Loss::MeanSquaredError) y(r, k) = v;
             if (loss == Loss::BinaryCrossEntropy) y(r, k) = v > 0.0f ? 1.0f : 0.0f;
         }

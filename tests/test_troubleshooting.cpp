@@ -4,6 +4,7 @@
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/gpu.hpp"
+#include "cuda/hooks.hpp"
 
 #include <brain/brain.hpp>
 
@@ -159,6 +160,7 @@ TEST_CASE("troubleshooting messages are the ones the code prints (no GPU needed)
 
 TEST_CASE("troubleshooting messages of the GPU-only codes are the ones the code prints", "[cuda]") {
     REQUIRE_GPU();
+    REQUIRE_TEST_HOOKS();
     const brain::Dataset data(brain::Matrix(64, 4, 0.25f), brain::Matrix(64, 1, 0.5f));
     const auto net = [] {
         return brain::Network::builder().input_size(4).dense(16, Activation::Relu).dense(1, Activation::Linear)

@@ -10,8 +10,8 @@ void CudaSession::fail_numerical(float loss) {
     // The error path may read more than the loss: which batch tripped first.
     brain_cuda_scalars scalars{};
     const bool known = cudaMemcpy(&scalars, m_scalars.get(), sizeof scalars, cudaMemcpyDeviceToHost) == cudaSuccess;
-    if (known) m_device_to_host += sizeof scalars;
-    const std::uint64_t epoch = m_first_epoch + m_epochs;
+    if (known) m_counters.moved_to_host(sizeof scalars);
+    const std::uint64_t epoch = m_first_epoch + m_counters.epochs();
     const std::string where = "epoch " + std::to_string(epoch) + " (0-based, counting earlier epochs)";
     const std::string total = " of " + std::to_string(m_plan.batch_count());
     std::string what;
@@ -24,7 +24,7 @@ void CudaSession::fail_numerical(float loss) {
     else
         what = "the epoch's mean loss was " + std::to_string(loss);
     m_failure = "training diverged in " + where + ": " + what;
-    ++m_epochs;
+    m_counters.count_epoch();
     fail(BRAIN_ERR_NUMERICAL, m_failure +
                                   "; the weights of the last checkpoint are kept: lower the learning rate "
                                   "(now " +
@@ -57,27 +57,18 @@ void CudaSession::checkpoint(float* parameters, std::uint64_t parameter_count, f
                "copying the step count back");
     check_cuda(cudaStreamSynchronize(stream), "the checkpoint copy");
     *out_step = step;
-    m_device_to_host += 4ull * (parameter_count + optimizer_state_count) + sizeof step;
-    m_checkpoint_time += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+    m_counters.moved_to_host(4ull * (parameter_count + optimizer_state_count) + sizeof step);
+    m_counters.add_time(Phase::Checkpoint, Clock::now() - start);
 }
 
 brain_session_stats CudaSession::stats() const noexcept {
-    brain_session_stats s{};
-    s.struct_size = sizeof s;
-    s.peak_allocated_bytes = m_allocator.peak(MemoryKind::Tensor);
-    s.setup_time_ns = static_cast<uint64_t>(m_setup_time.count());
-    s.training_time_ns = static_cast<uint64_t>(m_training_time.count());
-    s.checkpoint_time_ns = static_cast<uint64_t>(m_checkpoint_time.count());
-    s.epochs = m_epochs;
-    s.batches = m_batches;
-    s.host_to_device_bytes = m_host_to_device;
-    s.device_to_host_bytes = m_device_to_host;
-    s.dataset_resident = m_resident ? 1 : 0;
-    s.precision = m_plan.precision;
-    s.dataset_bytes = m_allocator.peak(MemoryKind::Dataset);
-    s.workspace_bytes = m_allocator.peak(MemoryKind::Workspace);
-    s.budget_bytes = m_plan.budget_bytes;
-    return s;
+    sdk::SessionFacts facts;
+    facts.dataset_resident = m_resident;
+    facts.precision = m_plan.precision;
+    facts.dataset_bytes = m_allocator.peak(MemoryKind::Dataset);
+    facts.workspace_bytes = m_allocator.peak(MemoryKind::Workspace);
+    facts.budget_bytes = m_plan.budget_bytes;
+    return m_counters.stats(facts);
 }
 
 } // namespace brain::cuda

@@ -1,4 +1,4 @@
-// The core's logging service as the CUDA plugin uses it (set at initialize; silent before).
+// The core's logging service as the CUDA plugin uses it (sdk::log; silent before initialize).
 #pragma once
 
 #include <brain/plugin_abi.h>
@@ -6,8 +6,6 @@
 
 namespace brain::cuda {
 
-// Remember the core's services (initialize).
-void set_host(const brain_host_api* host) noexcept;
 // Log through the core; level 0 trace .. 5 critical. Never throws.
 void log_message(int level, const std::string& message) noexcept;
 

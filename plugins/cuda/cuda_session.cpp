@@ -60,7 +60,8 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     upload_state(desc);
     if (m_fused) prepare_fused_epoch(layout.spare);
     const auto end = Clock::now();
-    m_setup_time = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start);
+    m_counters.add_time(Phase::Setup, end - start);
+    m_counters.observe_peak(m_allocator.peak(MemoryKind::Tensor)); // every tensor is allocated at open
     const auto ms = [](Clock::duration d) {
         char text[32];
         std::snprintf(text, sizeof text, "%.1f ms", std::chrono::duration<double, std::milli>(d).count());
@@ -139,7 +140,7 @@ void CudaSession::upload_state(const brain_session_desc& desc) {
     scalars.decay = 1.0f;
     check_cuda(cudaMemcpyAsync(m_scalars.get(), &scalars, sizeof scalars, cudaMemcpyHostToDevice, stream),
                "uploading the scalar block");
-    m_host_to_device += 4ull * (plan.parameter_count + plan.state_count) + sizeof scalars;
+    m_counters.moved_to_device(4ull * (plan.parameter_count + plan.state_count) + sizeof scalars);
     // The descriptor's pointers are borrowed: the copies must be done before session_open returns.
     check_cuda(cudaStreamSynchronize(stream), "uploading the session's data");
 }
@@ -173,12 +174,12 @@ float CudaSession::train_epoch() {
         m_failure = failure.what();
         throw;
     }
-    m_device_to_host += sizeof(float);
+    m_counters.moved_to_host(sizeof(float));
     const float loss = *m_result.floats();
-    m_training_time += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
-    m_batches += m_plan.batch_count();
+    m_counters.add_time(Phase::Training, Clock::now() - start);
+    m_counters.count_batches(m_plan.batch_count());
     if (!std::isfinite(loss)) fail_numerical(loss);
-    ++m_epochs;
+    m_counters.count_epoch();
     return loss;
 }
 

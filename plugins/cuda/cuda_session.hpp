@@ -13,6 +13,7 @@
 #include "kernel_module.hpp"
 
 #include <brain/plugin_abi.h>
+#include <brain/session_counters.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +42,7 @@ public:
 
 private:
     using Clock = std::chrono::steady_clock;
+    using Phase = sdk::SessionCounters::Phase;
 
     // cuda_session.cpp
     void require_usable(const char* operation) const;
@@ -89,13 +91,7 @@ private:
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
-    std::uint64_t m_epochs = 0;
-    std::uint64_t m_batches = 0;
-    std::uint64_t m_host_to_device = 0;
-    std::uint64_t m_device_to_host = 0;
-    std::chrono::nanoseconds m_setup_time{0};
-    std::chrono::nanoseconds m_training_time{0};
-    std::chrono::nanoseconds m_checkpoint_time{0};
+    sdk::SessionCounters m_counters;
     std::string m_failure; // why the session became unusable; empty while usable
 };
 

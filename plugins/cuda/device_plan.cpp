@@ -48,14 +48,8 @@ MemoryLayout plan_memory(const DevicePlan& plan) {
     const std::uint64_t budget = plan.budget_bytes;
     const std::uint64_t needed = plan.tensor_bytes(plan.batch_rows) + plan.scratch_bytes(plan.batch_rows);
     if (budget != 0 && needed > budget) {
-        std::size_t lo = 0, hi = plan.batch_rows; // largest b with tensor+scratch(b) <= budget
-        while (lo < hi) {
-            const std::size_t mid = lo + (hi - lo + 1) / 2;
-            if (plan.tensor_bytes(mid) + plan.scratch_bytes(mid) <= budget)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
+        const std::size_t lo = sdk::largest_batch_within(
+            budget, plan.batch_rows, [&](std::size_t b) { return plan.tensor_bytes(b) + plan.scratch_bytes(b); });
         fail(BRAIN_ERR_BUDGET_EXCEEDED, "the CUDA session needs " + mib(needed) +
                                             " of device memory for batch size " + std::to_string(plan.batch_rows) +
                                             " (parameters, gradients, optimizer state and batch tensors) but "

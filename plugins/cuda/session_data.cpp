@@ -22,7 +22,7 @@ void CudaSession::upload_data_set(const brain_session_desc& desc) {
                    "uploading the data set");
         check_cuda(cudaMemcpyAsync(m_targets.get(), data.targets, target_bytes, cudaMemcpyHostToDevice, stream),
                    "uploading the data set");
-        m_host_to_device += feature_bytes + target_bytes;
+        m_counters.moved_to_device(feature_bytes + target_bytes);
     } else {
         // The view is borrowed for session_open only: keep a host copy to stage from.
         m_host_features.assign(data.features, data.features + plan.rows * plan.input_width);
@@ -37,7 +37,7 @@ void CudaSession::run_staged_epoch() {
     const DevicePlan& plan = m_plan;
     cudaStream_t stream = m_stream.get();
     const std::size_t batch_size = plan.config.batch_size;
-    const std::uint64_t epoch = m_first_epoch + m_epochs;
+    const std::uint64_t epoch = m_first_epoch + m_counters.epochs();
     const std::size_t in = plan.input_width, out = plan.target_width;
     const std::size_t batches = plan.batch_count();
     for (std::size_t b = 0; b < batches; ++b) {
@@ -63,7 +63,7 @@ void CudaSession::run_staged_epoch() {
         check_cuda(cudaMemcpyAsync(m_t.get(), ts, rows * out * sizeof(float), cudaMemcpyHostToDevice, stream),
                    "staging a batch's targets");
         check_cuda(cudaEventRecord(m_stage_done[slot].get(), stream), "cudaEventRecord");
-        m_host_to_device += rows * (in + out) * sizeof(float);
+        m_counters.moved_to_device(rows * (in + out) * sizeof(float));
         enqueue_batch(m_x.floats(), m_t.floats(), static_cast<unsigned>(rows), static_cast<int>(b));
     }
     launch(*m_kernels, Kernel::FinishEpoch, dim3(1), dim3(1), stream,
