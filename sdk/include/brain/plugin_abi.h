@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define BRAIN_ABI_VERSION_MAJOR 1
-#define BRAIN_ABI_VERSION_MINOR 1
+#define BRAIN_ABI_VERSION_MINOR 2
 #define BRAIN_ABI_MIN_SUPPORTED_MINOR 0
 
 /* The one symbol every plugin exports. */
@@ -100,6 +100,46 @@ typedef struct brain_error brain_error;
 
 /* Opaque session: created by session_open, released by session_close (of the same plugin). */
 typedef struct brain_session brain_session;
+
+/* Opaque predictor (ABI 1.2): created by predictor_open, released by predictor_close (of the same plugin). */
+typedef struct brain_predictor brain_predictor;
+
+/* What a plugin runs (ABI 1.2, the capabilities entry). Each mask has bit (1u << value) set for every value of the
+ * enum that the plugin runs exactly as named; a request outside the masks is refused with UNSUPPORTED naming the
+ * feature. A plugin without the entry (ABI 1.0 and 1.1) is taken to run every activation, loss and optimizer of
+ * ABI 1.0, float32 products only, and none of the features. Caller-owned; the plugin fills it. */
+typedef struct brain_capabilities {
+    size_t struct_size;
+    uint32_t activations; /* brain_activation bits */
+    uint32_t losses;      /* brain_loss bits */
+    uint32_t optimizers;  /* brain_optimizer_kind bits */
+    uint32_t precisions;  /* brain_precision bits */
+    uint32_t features;    /* BRAIN_FEATURE_* bits */
+    uint32_t max_devices; /* devices one session can train on together (1: no data parallelism) */
+    char notes[512];      /* why a feature is missing, in the user's terms; empty when nothing is */
+} brain_capabilities;
+
+/* Feature bits of brain_capabilities.features. */
+#define BRAIN_FEATURE_STEP_LEARNING_RATES (1u << 0) /* session_set_step_learning_rates */
+#define BRAIN_FEATURE_PREDICT (1u << 1)             /* predictor_open / predictor_run / predictor_close */
+#define BRAIN_FEATURE_BATCH_SOURCE (1u << 2)        /* brain_session_desc.batch_source (streamed data sets) */
+#define BRAIN_FEATURE_MULTI_DEVICE (1u << 3)        /* brain_session_desc.devices / world_size > 1 */
+
+/* Batches pulled from the core (ABI 1.2), for data sets the core streams instead of holding in memory. Core-owned;
+ * valid until session_close. */
+typedef struct brain_batch_source {
+    size_t struct_size;
+    void* context;         /* core-owned; passed back to fetch */
+    uint64_t rows;         /* rows per epoch */
+    uint32_t input_width;  /* floats per feature row */
+    uint32_t target_width; /* floats per target row */
+    /* Fill `count` rows of caller-owned features (count x input_width) and targets (count x target_width): the
+     * rows at positions [first_position, first_position + count) of epoch `epoch`'s batch order, standardised.
+     * Returns BRAIN_OK (0) or a brain_status, with a NUL-terminated reason written into the caller-owned
+     * message[message_size]. Called by one thread at a time, which may be a plugin's own thread. */
+    int32_t (*fetch)(void* context, uint64_t epoch, uint64_t first_position, uint32_t count, float* features,
+                     float* targets, char* message, size_t message_size);
+} brain_batch_source;
 
 /* Services the core offers to a plugin. Core-owned; valid until the process exits. */
 typedef struct brain_host_api {
@@ -178,7 +218,30 @@ typedef struct brain_session_desc {
     uint64_t optimizer_step; /* Adam steps taken so far (bias correction) */
     uint64_t first_epoch;    /* epoch index of the first session_train_epoch call (shuffle stream) */
     int32_t precision;       /* brain_precision */
+    /* --- ABI 1.2 --- */
+    /* Non-NULL only for plugins reporting BRAIN_FEATURE_BATCH_SOURCE: the rows come from here, and dataset's
+     * features and targets are NULL (its rows and widths still hold). Core-owned; valid until session_close. */
+    const brain_batch_source* batch_source;
+    /* Data parallelism, only for plugins reporting BRAIN_FEATURE_MULTI_DEVICE. devices (borrowed during
+     * session_open, device_list_count entries) lists this process's devices; NULL means the one `device`. */
+    const int32_t* devices;
+    uint32_t device_list_count;
+    int32_t rank;           /* this process's rank among world_size processes; 0 for one process */
+    int32_t world_size;     /* processes training together; 0 or 1 for one process */
+    const char* rendezvous; /* "file:<path>" or "tcp:<host>:<port>" when world_size > 1; borrowed during open */
 } brain_session_desc;
+
+/* Everything predictor_open needs (ABI 1.2). Every pointer is borrowed for the duration of predictor_open. */
+typedef struct brain_predictor_desc {
+    size_t struct_size;
+    int32_t device;
+    uint64_t memory_budget_bytes; /* 0: no budget */
+    const brain_model_desc* model;
+    const float* parameters; /* parameter_count floats, the layout of brain_session_desc.parameters */
+    uint64_t parameter_count;
+    int32_t precision;       /* brain_precision */
+    uint64_t max_batch_rows; /* the most rows one predictor_run call passes; the plugin sizes its buffers by it */
+} brain_predictor_desc;
 
 /* What a device can do (accelerator_doctor). Caller-owned; the plugin fills it. Memory figures of -1 mean
  * "unknown": never a fake zero. */
@@ -192,6 +255,10 @@ typedef struct brain_device_report {
     int32_t kernel_available; /* a real compiled kernel was launched and its result checked */
     int32_t allocation_test;  /* the whole budget was allocated and freed */
     char notes[1024];         /* why a check failed, in one or more sentences; empty when all passed */
+    /* --- ABI 1.2 --- */
+    char gemm_check[64];       /* what gemm_available checked, e.g. "cuBLAS SGEMM"; empty: unnamed */
+    char kernel_check[64];     /* what kernel_available checked, e.g. "NVRTC-compiled kernel" */
+    char allocation_check[64]; /* what allocation_test did, e.g. "the whole budget on the device" */
 } brain_device_report;
 
 /* What a session did. Caller-owned; the plugin fills it with measured values. */
@@ -210,6 +277,11 @@ typedef struct brain_session_stats {
     uint64_t dataset_bytes;   /* device memory holding the data set or its staging buffers */
     uint64_t workspace_bytes; /* library workspaces (e.g. cuBLAS) charged to the budget */
     uint64_t budget_bytes;    /* the budget this session enforces; 0 if none */
+    /* --- ABI 1.2 --- */
+    uint32_t devices;            /* devices this session trains on (data parallelism); 1 otherwise */
+    uint64_t allreduce_bytes;    /* gradient bytes summed across devices, this process's share */
+    uint64_t allreduce_time_ns;  /* time spent in all-reduces not hidden behind computation, when measured */
+    char arithmetic[64];         /* the arithmetic that ran, e.g. "float32", "tf32 products", "bf16 mixed" */
 } brain_session_stats;
 
 /* The plugin's function table, returned by the entry symbol. Plugin-owned, static, never freed. */
@@ -263,6 +335,30 @@ typedef struct brain_plugin_api {
      * finite and > 0 (the core checks). Optional: NULL, or absent from a 1.0 table, means the backend cannot
      * change it within a session; the core then reports UNSUPPORTED. */
     brain_error* (*session_set_learning_rate)(brain_session* session, float learning_rate);
+
+    /* --- ABI 1.2: every entry below is optional (NULL, or absent from an older table: not offered) --- */
+
+    /* What the plugin runs (brain_capabilities). out is caller-owned with struct_size set. */
+    brain_error* (*capabilities)(brain_capabilities* out);
+
+    /* Learning rates for the optimizer steps of the NEXT session_train_epoch call only: its i-th batch uses
+     * rates[i]; count equals that epoch's batch count, and every rate is finite and > 0 (the core checks). After that
+     * epoch the last rate stays in effect. rates is borrowed. Requires BRAIN_FEATURE_STEP_LEARNING_RATES. */
+    brain_error* (*session_set_step_learning_rates)(brain_session* session, const float* rates, uint64_t count);
+
+    /* Open a predictor: the model's weights on the device, ready to map inputs to outputs, with no optimizer
+     * state. The budget is checked before anything is allocated. *out is plugin-owned until predictor_close. */
+    brain_error* (*predictor_open)(const brain_predictor_desc* desc, brain_predictor** out);
+
+    /* Outputs for `rows` (<= max_batch_rows) standardised input rows: inputs (rows x input width, borrowed),
+     * outputs (rows x output width, caller-owned) after the output activation. One thread at a time. */
+    brain_error* (*predictor_run)(brain_predictor* predictor, const float* inputs, uint64_t rows, float* outputs);
+
+    /* Release a predictor. Never fails; NULL is ignored. */
+    void (*predictor_close)(brain_predictor* predictor);
+
+    /* Stats of one device of a data-parallel session (index < stats.devices); out caller-owned. */
+    brain_error* (*session_device_stats)(const brain_session* session, uint32_t index, brain_session_stats* out);
 } brain_plugin_api;
 
 /* Type of the entry symbol. Returns a plugin-owned static table, or NULL if the plugin cannot run at all. */

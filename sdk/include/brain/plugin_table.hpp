@@ -34,6 +34,35 @@ concept SchedulableSession = requires(S& session) {
     session.set_learning_rate(0.1f);
 };
 
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
+// A session that takes per-step learning rates: the optional ABI 1.2 entry session_set_step_learning_rates.
+template <class S>
+concept StepScheduledSession = requires(S& session, const float* rates, std::uint64_t count) {
+    session.set_step_learning_rates(rates, count);
+};
+
+// A data-parallel session that reports each device: the optional ABI 1.2 entry session_device_stats.
+template <class S>
+concept MultiDeviceSession = requires(const S& session, std::uint32_t index) {
+    { session.device_stats(index) } -> std::same_as<brain_session_stats>;
+};
+
+// A backend that states what it runs: static brain_capabilities capabilities() (ABI 1.2).
+template <class B>
+concept DescribesCapabilities = requires {
+    { B::capabilities() } -> std::same_as<brain_capabilities>;
+};
+
+// A backend that predicts without a session: B::Predictor, opened from a descriptor, whose
+// run(inputs, rows, outputs) maps standardised rows to outputs (ABI 1.2 predictor_* entries).
+template <class B>
+concept PredictingBackend = std::constructible_from<typename B::Predictor, const brain_predictor_desc&> &&
+    requires(typename B::Predictor& predictor, const float* inputs, std::uint64_t rows, float* outputs) {
+    predictor.run(inputs, rows, outputs);
+};
+#endif
+
+
 // A backend B whose description is a static function returning std::string (called once).
 template <class B>
 concept DescribedByFunction = requires {
@@ -149,7 +178,62 @@ struct Entries {
         return guard(
             [&] { session_of<Session>(session, "session_set_learning_rate").set_learning_rate(learning_rate); });
     }
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
+    static brain_error* capabilities(brain_capabilities* out) noexcept {
+        return guard([&] {
+            output(out, "capabilities");
+            brain_capabilities caps = B::capabilities();
+            caps.struct_size = sizeof(caps);
+            write_struct(out, caps);
+        });
+    }
+    static brain_error* session_set_step_learning_rates(brain_session* session, const float* rates,
+                                                        std::uint64_t count) noexcept {
+        return guard([&] {
+            Session& s = session_of<Session>(session, "session_set_step_learning_rates");
+            if (!rates && count > 0)
+                throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates was given no rates");
+            s.set_step_learning_rates(rates, count);
+        });
+    }
+    static brain_error* session_device_stats(const brain_session* session, std::uint32_t index,
+                                             brain_session_stats* out) noexcept {
+        return guard([&] {
+            output(out, "session_device_stats");
+            write_struct(out, session_of<const Session>(session, "session_device_stats").device_stats(index));
+        });
+    }
+#endif
+
 };
+
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
+// The predictor entries for a backend B with a Predictor class.
+template <class B>
+struct PredictorEntries {
+    using Predictor = typename B::Predictor;
+
+    static brain_error* open(const brain_predictor_desc* desc, brain_predictor** out) noexcept {
+        return guard([&] {
+            brain_predictor*& handle = output(out, "predictor_open");
+            handle = nullptr;
+            const brain_predictor_desc copy = read_struct(desc);
+            handle = reinterpret_cast<brain_predictor*>(new Predictor(copy));
+        });
+    }
+    static brain_error* run(brain_predictor* predictor, const float* inputs, std::uint64_t rows,
+                            float* outputs) noexcept {
+        return guard([&] {
+            if (!predictor) throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "predictor_run was given a null predictor");
+            if (rows > 0 && (!inputs || !outputs))
+                throw Failure(BRAIN_ERR_INVALID_ARGUMENT, "predictor_run was given a null buffer");
+            reinterpret_cast<Predictor*>(predictor)->run(inputs, rows, outputs);
+        });
+    }
+    static void close(brain_predictor* predictor) noexcept { delete reinterpret_cast<Predictor*>(predictor); }
+};
+#endif
+
 
 // B's description as a string, whichever form B gives it in.
 template <class B>
@@ -164,8 +248,25 @@ std::string description_of() {
 // against an older SDK keeps its smaller table) and the backend provides it.
 template <class B, class Table>
 void fill_growable_entries(Table& table) {
-    if constexpr (requires { table.session_set_learning_rate; } && SchedulableSession<typename B::Session>)
+    using Session = typename B::Session;
+    if constexpr (requires { table.session_set_learning_rate; } && SchedulableSession<Session>)
         table.session_set_learning_rate = &Entries<B>::session_set_learning_rate;
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
+    if constexpr (requires { table.capabilities; } && DescribesCapabilities<B>)
+        table.capabilities = &Entries<B>::capabilities;
+    if constexpr (requires { table.session_set_step_learning_rates; } && StepScheduledSession<Session>)
+        table.session_set_step_learning_rates = &Entries<B>::session_set_step_learning_rates;
+    if constexpr (requires { table.session_device_stats; } && MultiDeviceSession<Session>)
+        table.session_device_stats = &Entries<B>::session_device_stats;
+    if constexpr (requires { table.predictor_open; }) {
+        if constexpr (PredictingBackend<B>) {
+            table.predictor_open = &PredictorEntries<B>::open;
+            table.predictor_run = &PredictorEntries<B>::run;
+            table.predictor_close = &PredictorEntries<B>::close;
+        }
+    }
+#endif
+
 }
 
 } // namespace detail
