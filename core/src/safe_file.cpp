@@ -4,6 +4,7 @@
 #include "input_file.hpp"
 
 #include <atomic>
+#include <iterator>
 #include <brain/error.hpp>
 #include <brain/safe_file.hpp>
 #include <cerrno>
@@ -116,31 +117,28 @@ void ignore_file_size_signal() {
     ::sigaction(SIGXFSZ, &ignore, nullptr);
 }
 
-// Temporaries a signal handler may have to remove: plain C strings in atomic slots, readable without a lock.
-constexpr std::size_t kPendingSlots = 64;
-std::atomic<char*> g_pending[kPendingSlots];
+// Temporaries a signal handler may have to remove, in fixed slots: registering allocates nothing, and the handler
+// reads plain characters behind an atomic state (0 free, 1 being filled or removed, 2 registered, 3 removed).
+struct PendingSlot {
+    std::atomic<int> state{0};
+    char path[4096];
+};
+PendingSlot g_pending[32];
 
-char* register_pending(const std::string& path) noexcept {
-    char* copy = ::strdup(path.c_str());
-    if (!copy) return nullptr;
-    for (auto& slot : g_pending) {
-        char* expected = nullptr;
-        if (slot.compare_exchange_strong(expected, copy)) return copy;
+int register_pending(const std::string& path) noexcept {
+    if (path.size() >= sizeof g_pending[0].path) return -1;
+    for (int i = 0; i < static_cast<int>(std::size(g_pending)); ++i) {
+        int expected = 0;
+        if (!g_pending[i].state.compare_exchange_strong(expected, 1)) continue;
+        std::memcpy(g_pending[i].path, path.c_str(), path.size() + 1);
+        g_pending[i].state.store(2);
+        return i;
     }
-    std::free(copy); // more than 64 files at once: those beyond are not removed on a signal
-    return nullptr;
+    return -1; // more than 32 files at once: those beyond are not removed on a signal
 }
 
-void unregister_pending(char* copy) noexcept {
-    if (!copy) return;
-    for (auto& slot : g_pending) {
-        char* expected = copy;
-        if (slot.compare_exchange_strong(expected, nullptr)) {
-            std::free(copy);
-            return;
-        }
-    }
-    // A signal handler took it (and the process is ending): leave it.
+void unregister_pending(int slot) noexcept {
+    if (slot >= 0) g_pending[slot].state.store(0);
 }
 
 std::string write_failure(int err, std::uint64_t written) {
@@ -178,7 +176,7 @@ OutputFile::OutputFile(std::filesystem::path target, std::vector<std::filesystem
                     quoted(directory_of(m_target)), " failed: ", std::strerror(errno),
                     "; check that the directory is writable and has space");
     m_temp = pattern;
-    m_registered = register_pending(pattern);
+    m_slot = register_pending(pattern);
 }
 
 OutputFile::~OutputFile() {
@@ -190,8 +188,8 @@ void OutputFile::abandon() noexcept {
     m_fd = -1;
     if (!m_done && !m_temp.empty()) ::unlink(m_temp.c_str());
     m_temp.clear();
-    unregister_pending(m_registered);
-    m_registered = nullptr;
+    unregister_pending(m_slot);
+    m_slot = -1;
 }
 
 void OutputFile::write(std::string_view bytes) {
@@ -249,8 +247,8 @@ void OutputFile::commit() {
     if (renamed != 0 && ::rename(m_temp.c_str(), m_target.c_str()) != 0) fail("renaming it into place", errno);
     m_done = true;
     m_temp.clear();
-    unregister_pending(m_registered);
-    m_registered = nullptr;
+    unregister_pending(m_slot);
+    m_slot = -1;
     // Make the rename itself durable; a directory that cannot be synced does not undo a completed write.
     const int dir = ::open(directory_of(m_target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
@@ -260,8 +258,12 @@ void OutputFile::commit() {
 }
 
 void remove_temporary_output_files() noexcept {
-    for (auto& slot : g_pending)
-        if (char* path = slot.exchange(nullptr)) ::unlink(path);
+    for (auto& slot : g_pending) {
+        int expected = 2;
+        if (!slot.state.compare_exchange_strong(expected, 1)) continue;
+        ::unlink(slot.path);
+        slot.state.store(3); // still owned by its OutputFile, which frees the slot
+    }
 }
 
 void write_file_safely(const std::filesystem::path& target, std::string_view content,

@@ -46,7 +46,7 @@ private:
     std::filesystem::path m_target;
     std::vector<std::filesystem::path> m_inputs;
     std::filesystem::path m_temp;
-    char* m_registered = nullptr; // the temporary's path as remove_temporary_output_files sees it
+    int m_slot = -1; // where remove_temporary_output_files finds the temporary
     int m_fd = -1;
     std::uint64_t m_written = 0;
     bool m_done = false;
