@@ -76,6 +76,9 @@ std::optional<HostMemory> host_memory_available() {
 }
 
 void require_host_memory(std::uint64_t bytes, const std::string& what, const std::string& advice) {
+    // Small requests are not worth reading /proc for: if even they fail, bad_alloc still becomes AllocationFailed.
+    constexpr std::uint64_t k_always_allowed = 16ull << 20;
+    if (bytes <= k_always_allowed) return;
     const auto available = host_memory_available();
     if (!available || bytes <= available->bytes) return;
     BRAIN_THROW(ErrorCode::AllocationFailed, what, " needs ",
