@@ -1,291 +1,25 @@
 // The brain command under hostile and careless input: one table row per class of defect (the number is the
-// defect's in docs/reliability.md, "Hostile input to the brain command"). Every row runs the real command in a
-// temporary directory and asserts its exit status, its message and what it left on disk; every row is also held
-// to the suite's bounds: under 30 s, under 2 GiB of memory, no standard-library text, no temporary file left. The
-// big-input rows run under an address-space limit of 2 GiB (ulimit -v), except in an AddressSanitizer build.
-#include "support/catch.hpp"
-#include "support/process.hpp"
+// defect's in docs/reliability.md, "Hostile input to the brain command"), each run as a real process in a
+// temporary directory, asserting its exit status, its message and what it left on disk, and held to the bounds of
+// support/hostile.hpp (the big-input rows under ulimit -v 2 GiB).
+#include "support/hostile.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <brain/brain.hpp>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/un.h>
+#include <unistd.h>
 #include <vector>
 
 namespace fs = std::filesystem;
 using brain::test::ProcessResult;
+using namespace brain::test::hostile;
 
 namespace {
 
-constexpr std::uint64_t k_memory_bound = std::uint64_t{2} << 30; // bytes, every row
-constexpr double k_time_bound = 30.0;                            // seconds, every row
-
-// Texts of the standard library (or of its exceptions) that must never reach a user.
-const char* const k_library_texts[] = {"std::",     "basic_string",         "_M_create",        "filesystem error",
-                                       "bad_alloc", "bad_array_new_length", "terminate called", "what():"};
-
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-    std::size_t n = 0;
-    for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
-    return n;
-}
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-}
-
-// The directory every row runs in, with a small data set and a model of each kind.
-class Fixture {
-public:
-    Fixture() {
-        static std::atomic<int> counter{0};
-        m_dir = fs::temp_directory_path() /
-                ("brain_hostile_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(m_dir);
-        fs::create_directories(m_dir);
-        brain = brain::test::shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/brain");
-        const auto setup = [this](const std::string& command) {
-            const auto r = brain::test::run_process(command, m_dir.string());
-            INFO(command << "\n" << r.output);
-            REQUIRE(r.status == 0);
-        };
-        setup(brain + " generate --kind churn --rows 300 --seed 1 --out c.csv");
-        setup(brain + " generate --kind regression --rows 200 --seed 2 --out r.csv");
-        setup(brain + " train --csv c.csv --target churned --layers 8 --epochs 2 --out m.json");
-        setup(brain + " train --csv r.csv --target y --layers 8 --epochs 2 --out rm.json");
-        // A character device of our own (/dev/null's numbers) where we may: replacing it would harm nothing.
-        // Without the right to make one, /dev/null itself only where this process cannot replace it anyway.
-        if (::mknod((m_dir / "device").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0)
-            device = "device";
-        else if (::geteuid() != 0 && ::access("/dev", W_OK) != 0)
-            device = "/dev/null";
-    }
-    ~Fixture() {
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
-    }
-    Fixture(const Fixture&) = delete;
-    Fixture& operator=(const Fixture&) = delete;
-
-    fs::path operator/(const std::string& name) const { return m_dir / name; }
-    const fs::path& dir() const { return m_dir; }
-    void write(const std::string& name, const std::string& text) const { write_file(m_dir / name, text); }
-    std::string read(const std::string& name) const { return read_file(m_dir / name); }
-
-    // Temporary files a write left behind (".<name>.tmp-XXXXXX"), anywhere under the directory.
-    std::vector<std::string> leftovers() const {
-        std::vector<std::string> found;
-        std::error_code ec;
-        for (auto it = fs::recursive_directory_iterator(m_dir, ec); !ec && it != fs::recursive_directory_iterator();
-             it.increment(ec))
-            if (contains(it->path().filename().string(), ".tmp-")) found.push_back(it->path().string());
-        return found;
-    }
-
-    std::string brain;  // the brain command, quoted
-    std::string device; // a character device safe to aim at, or empty
-
-private:
-    fs::path m_dir;
-};
-
-struct Case {
-    using Setup = std::function<void(Fixture&)>;
-    using After = std::function<void(Fixture&, const ProcessResult&)>;
-    Case() = default;
-    Case(std::string defect_, std::string name_, Setup setup_, std::string command_, int status_,
-         std::vector<std::string> says_, After after_ = {})
-        : defect(std::move(defect_)), name(std::move(name_)), setup(std::move(setup_)),
-          command(std::move(command_)), status(status_), says(std::move(says_)), after(std::move(after_)) {}
-
-    std::string defect; // the defect's number in docs/reliability.md
-    std::string name;
-    Setup setup;         // optional
-    std::string command; // /bin/sh, in the fixture's directory; {brain} is the command
-    int status = 2;
-    std::vector<std::string> says; // fragments the output must hold
-    After after;                   // optional checks of what is on disk
-    bool memory_limited = false;   // run under ulimit -v 2 GiB
-};
-
-std::string expand(std::string command, const Fixture& f) {
-    for (auto at = command.find("{brain}"); at != std::string::npos; at = command.find("{brain}"))
-        command.replace(at, 7, f.brain);
-    return command;
-}
-
-// A Unix socket bound at `path` (it stays there after the descriptor is closed).
-bool make_socket(const fs::path& path) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0) return false;
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string p = path.string();
-    if (p.size() >= sizeof address.sun_path) {
-        ::close(fd);
-        return false;
-    }
-    std::copy(p.begin(), p.end(), address.sun_path);
-    const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-    ::close(fd);
-    return ok;
-}
-
-struct stat lstat_of(const fs::path& path) {
-    struct stat st {};
-    ::lstat(path.c_str(), &st);
-    return st;
-}
-
-// The rows for one kind of existing thing at --out, for every command that writes a file.
-void add_output_kind_rows(std::vector<Case>& rows, const Fixture& f, const std::string& kind) {
-    const std::vector<std::pair<std::string, std::string>> writers = {
-        {"train", "{brain} train --csv c.csv --target churned --layers 4 --epochs 1 --out "},
-        {"predict", "{brain} predict --model m.json --csv c.csv --out "},
-        {"generate", "{brain} generate --rows 10 --out "},
-    };
-    for (const auto& [writer, command] : writers) {
-        const std::string target = kind == "device" ? f.device : "target_" + kind + "_" + writer;
-        Case c;
-        c.defect = kind == "directory" ? "1, 18" : "1";
-        c.name = writer + " --out naming a " + kind + " is refused and the " + kind + " is intact";
-        c.command = command + brain::test::shell_quote(target);
-        if (kind == "symbolic link") {
-            c.setup = [target](Fixture& fx) {
-                fx.write("victim_" + target, "precious\n");
-                fs::create_symlink("victim_" + target, fx / target);
-            };
-            c.says = {"error: IoError: ", "it is a symbolic link"};
-            c.after = [target](Fixture& fx, const ProcessResult&) {
-                CHECK(fs::is_symlink(fx / target));
-                CHECK(fx.read("victim_" + target) == "precious\n");
-            };
-        } else if (kind == "FIFO") {
-            c.setup = [target](Fixture& fx) { REQUIRE(::mkfifo((fx / target).c_str(), 0644) == 0); };
-            c.says = {"error: IoError: ", "it is a FIFO"};
-            c.after = [target](Fixture& fx, const ProcessResult&) {
-                CHECK(S_ISFIFO(lstat_of(fx / target).st_mode));
-            };
-        } else if (kind == "socket") {
-            c.setup = [target](Fixture& fx) { REQUIRE(make_socket(fx / target)); };
-            c.says = {"error: IoError: ", "it is a socket"};
-            c.after = [target](Fixture& fx, const ProcessResult&) {
-                CHECK(S_ISSOCK(lstat_of(fx / target).st_mode));
-            };
-        } else if (kind == "device") {
-            c.says = {"error: IoError: ", "it is a character device"};
-            c.after = [target](Fixture& fx, const ProcessResult&) {
-                const fs::path path = target.front() == '/' ? fs::path(target) : fx / target;
-                const auto st = lstat_of(path);
-                CHECK(S_ISCHR(st.st_mode));
-                CHECK(st.st_rdev == makedev(1, 3));
-            };
-        } else { // directory
-            c.setup = [target](Fixture& fx) { fs::create_directory(fx / target); };
-            c.says = {"error: IoError: ", "it is a directory"};
-            c.after = [target](Fixture& fx, const ProcessResult& r) {
-                CHECK(fs::is_directory(fx / target));
-                CHECK(fs::is_empty(fx / target));
-                CHECK_FALSE(contains(r.output, "epoch")); // found before the run, not after it
-            };
-        }
-        rows.push_back(std::move(c));
-    }
-}
-
-std::vector<Case> hostile_rows(const Fixture& f) {
+std::vector<Case> input_rows(const Fixture& f) {
     std::vector<Case> rows;
-    for (const char* kind : {"symbolic link", "FIFO", "socket", "directory"}) add_output_kind_rows(rows, f, kind);
-    if (!f.device.empty())
-        add_output_kind_rows(rows, f, "device");
-    else
-        WARN("skipped the character-device rows: mknod is not permitted here, and this process could replace "
-             "/dev/null, so no device is safe to aim at");
-
-    const auto unchanged = [](std::string name) {
-        return [name](Fixture& fx, const ProcessResult&) {
-            // The fixture's files are the generator's output; a destroyed input would not parse.
-            CHECK(fx.read(name).size() > 100);
-            CHECK(fx.read(name) == fx.read("pristine_" + name));
-        };
-    };
-    const auto keep = [](std::string name) {
-        return [name](Fixture& fx) {
-            fs::copy_file(fx / name, fx / ("pristine_" + name), fs::copy_options::overwrite_existing);
-        };
-    };
-
-    // 2: an output that is one of the inputs, however it is spelled.
-    rows.push_back({"2",
-                    "train --out naming its --csv",
-                    keep("c.csv"),
-                    "{brain} train --csv c.csv --target churned --epochs 1 --out c.csv",
-                    2,
-                    {"error: IoError: ", "same file as the input 'c.csv'"},
-                    unchanged("c.csv")});
-    rows.push_back({"2",
-                    "train --out naming its --csv by another path",
-                    keep("c.csv"),
-                    "{brain} train --csv c.csv --target churned --epochs 1 --out ./c.csv",
-                    2,
-                    {"same file as the input"},
-                    unchanged("c.csv")});
-    rows.push_back({"2",
-                    "train --out naming a hard link to its --csv",
-                    [](Fixture& fx) {
-                        fs::copy_file(fx / "c.csv", fx / "pristine_c.csv", fs::copy_options::overwrite_existing);
-                        fs::create_hard_link(fx / "c.csv", fx / "hard.csv");
-                    },
-                    "{brain} train --csv c.csv --target churned --epochs 1 --out hard.csv",
-                    2,
-                    {"same file as the input"},
-                    unchanged("c.csv")});
-    rows.push_back({"2",
-                    "predict --out naming its --model",
-                    keep("m.json"),
-                    "{brain} predict --model m.json --csv c.csv --out m.json",
-                    2,
-                    {"same file as the input 'm.json'"},
-                    unchanged("m.json")});
-    rows.push_back({"2",
-                    "predict --out naming its --csv",
-                    keep("c.csv"),
-                    "{brain} predict --model m.json --csv c.csv --out c.csv",
-                    2,
-                    {"same file as the input 'c.csv'"},
-                    unchanged("c.csv")});
-
-    // 3: every check runs before anything is written.
-    rows.push_back({"3",
-                    "predict --compare with a missing column writes nothing",
-                    [](Fixture& fx) { fx.write("p.csv", "previous\n"); },
-                    "{brain} predict --model m.json --csv c.csv --out p.csv --compare MISSING",
-                    2,
-                    {"error: InvalidData: ", "no column 'MISSING'"},
-                    [](Fixture& fx, const ProcessResult&) { CHECK(fx.read("p.csv") == "previous\n"); }});
-
     // 4: one set of CSV rules for train and predict: UTF-8 only, a BOM skipped, no NUL, names non-empty and unique.
     rows.push_back({"4",
                     "a Latin-1 label is refused naming its line and column",
@@ -450,28 +184,6 @@ std::vector<Case> hostile_rows(const Fixture& f) {
                     "{brain} predict --model huge.csv --csv c.csv",
                     2,
                     {"error: InvalidModelFile: ", "is 5.0 GiB, more than the limit of 1.0 GiB"}});
-
-    // 10: a short write is an error, and leaves nothing behind.
-    rows.push_back({"10",
-                    "generate under ulimit -f fails with a message and no partial file",
-                    nullptr,
-                    "ulimit -f 16 && exec {brain} generate --rows 200000 --out g.csv",
-                    2,
-                    {"error: IoError: ", "cannot write 'g.csv'", "file-size limit (ulimit -f)"},
-                    [](Fixture& fx, const ProcessResult&) { CHECK_FALSE(fs::exists(fx / "g.csv")); }});
-    rows.push_back({"10",
-                    "predict --out under ulimit -f keeps the previous file",
-                    [](Fixture& fx) { fx.write("p10.csv", "previous\n"); },
-                    "ulimit -f 1 && exec {brain} predict --model m.json --csv c.csv --out p10.csv",
-                    2,
-                    {"error: IoError: ", "file-size limit"},
-                    [](Fixture& fx, const ProcessResult&) { CHECK(fx.read("p10.csv") == "previous\n"); }});
-    rows.push_back({"10",
-                    "standard output that cannot be written is an error",
-                    nullptr,
-                    "{brain} predict --model m.json --csv c.csv > /dev/full",
-                    2,
-                    {"error: IoError: ", "writing to standard output failed"}});
 
     // 11: estimate never overflows.
     rows.push_back({"11",
@@ -702,49 +414,5 @@ std::vector<Case> hostile_rows(const Fixture& f) {
 
 TEST_CASE("hostile input to the brain command: one row per class of defect, each bounded", "[cli]") {
     Fixture f;
-    const auto rows = hostile_rows(f);
-    double slowest = 0.0;
-    std::uint64_t largest_kib = 0;
-    std::size_t limited = 0, skipped = 0;
-    for (const auto& row : rows) {
-        INFO("defect " << row.defect << ": " << row.name);
-        if (row.memory_limited && brain::test::k_asan) {
-            WARN("skipped under AddressSanitizer (its shadow memory needs terabytes of address space, so ulimit -v "
-                 "cannot apply): "
-                 << row.name);
-            ++skipped;
-            continue;
-        }
-        if (row.setup) row.setup(f);
-        brain::test::ProcessLimits limits;
-        if (row.memory_limited) {
-            limits.address_space_bytes = k_memory_bound;
-            ++limited;
-        }
-        const std::string command = expand(row.command, f);
-        const ProcessResult r = brain::test::run_process(
-            "OPENBLAS_NUM_THREADS=1; export OPENBLAS_NUM_THREADS; " + command, f.dir().string(), limits);
-        INFO("command: " << command << "\noutput:\n" << r.output);
-        CHECK_FALSE(r.timed_out);
-        CHECK(r.signal == 0);
-        CHECK(r.status == row.status);
-        for (const auto& fragment : row.says) {
-            INFO("expected: " << fragment);
-            CHECK(contains(r.output, fragment));
-        }
-        for (const char* text : k_library_texts) {
-            INFO("standard-library text: " << text);
-            CHECK_FALSE(contains(r.output, text));
-        }
-        if (row.status == 2) CHECK(count(r.output, "error: ") == 1);
-        CHECK(r.seconds < k_time_bound);
-        CHECK(r.max_rss_kib * 1024 < k_memory_bound);
-        CHECK(f.leftovers().empty());
-        if (row.after) row.after(f, r);
-        slowest = std::max(slowest, r.seconds);
-        largest_kib = std::max(largest_kib, r.max_rss_kib);
-    }
-    std::cout << "hostile input: " << rows.size() - skipped << " rows (" << limited << " under ulimit -v 2 GiB, "
-              << skipped << " skipped), slowest " << slowest << " s, largest peak RSS " << largest_kib / 1024
-              << " MiB\n";
+    run_rows(input_rows(f), f, "hostile input");
 }
