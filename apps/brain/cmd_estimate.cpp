@@ -24,11 +24,6 @@ struct EstimateOptions {
     InputOptions input;
 };
 
-// A byte count, or "more than 16 EiB" when the estimate saturated.
-std::string bytes_text(const MemoryEstimate& e) {
-    return e.saturated ? std::string("more than 18446744073709551615 bytes (16 EiB)") : str(e.bytes, " bytes");
-}
-
 int run_estimate(const EstimateOptions& o) {
     // The shape alone: nothing is built, allocated or initialised, so any width answers at once.
     std::vector<LayerSpec> shape;
@@ -55,7 +50,7 @@ int run_estimate(const EstimateOptions& o) {
         std::cout << e.mib() << " MiB of tensors for batch " << o.batch << "\n";
         std::cout << "(" << e.parameter_count
                   << " parameters, four copies each, plus activations and deltas for the batch; an upper bound of "
-                  << bytes_text(e) << ")\n";
+                  << e.bytes << " bytes)\n";
     }
     if (o.budget_mib) {
         // A budget beyond 2^64 bytes is unbounded for any purpose here; saturate rather than wrap.
