@@ -3,6 +3,7 @@
 
 #include <brain/accelerator.hpp>
 #include <brain/error.hpp>
+#include <brain/session_budget.hpp>
 
 namespace brain {
 
@@ -17,19 +18,30 @@ std::optional<AcceleratorReport> accelerator_doctor(const TrainingBackend& backe
 }
 
 namespace {
-constexpr std::uint64_t k_fixed_slack_bytes = 64 * 1024;
 
-std::uint64_t batch_floats(const Network& network, std::uint64_t batch) {
-    std::uint64_t per_row = network.input_size() + network.output_size();
-    for (const auto& layer : network.layers()) per_row += 3 * layer.outputs; // z, a, delta
-    return batch * per_row;
+// The SDK's plan of a session of `network` with as much as its estimate reads: the layer widths, the data widths
+// and the parameter count. The estimate is the SDK's (brain/session_budget.hpp), so the core and every plugin that
+// uses the helper agree byte for byte.
+sdk::SessionPlan estimate_plan(const Network& network) {
+    sdk::SessionPlan plan;
+    for (const auto& layer : network.layers()) {
+        sdk::LayerPlan l;
+        l.inputs = layer.inputs;
+        l.outputs = layer.outputs;
+        l.activation = static_cast<int32_t>(layer.activation);
+        plan.layers.push_back(l);
+    }
+    plan.input_width = network.input_size();
+    plan.target_width = network.output_size();
+    plan.parameter_count = network.parameter_count();
+    return plan;
 }
+
 } // namespace
 
 std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t batch_size) {
     BRAIN_CHECK_ARG(batch_size > 0, "batch_size is 0; expected at least 1");
-    const std::uint64_t params = network.parameter_count();
-    return sizeof(float) * (4 * params + batch_floats(network, batch_size)) + k_fixed_slack_bytes;
+    return sdk::estimate_tensor_bytes(estimate_plan(network), batch_size);
 }
 
 std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size) {
@@ -38,10 +50,7 @@ std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t bat
 }
 
 std::size_t largest_batch_within(const Network& network, std::uint64_t budget_bytes) {
-    const std::uint64_t fixed = sizeof(float) * 4 * network.parameter_count() + k_fixed_slack_bytes;
-    if (budget_bytes < fixed) return 0;
-    const std::uint64_t per_row = sizeof(float) * batch_floats(network, 1);
-    return static_cast<std::size_t>((budget_bytes - fixed) / per_row);
+    return sdk::estimate_largest_batch(estimate_plan(network), budget_bytes);
 }
 
 } // namespace brain

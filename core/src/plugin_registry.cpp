@@ -1,16 +1,17 @@
-#include "elf_check.hpp"
 #include "plugin_registry.hpp"
+
+#include "capability_checks.hpp"
+#include "elf_check.hpp"
 #include "plugin_validation.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sstream>
 
 namespace brain {
@@ -218,6 +219,12 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
         throw_plugin_error(api, name, api.initialize(&k_host_api));
     } catch (const Error& e) {
         fail(record, PluginStage::Initialize, e.code(), where + " failed to initialise: " + e.what());
+    }
+    try {
+        record.capabilities = read_capabilities(api, name);
+    } catch (const Error& e) {
+        fail(record, PluginStage::Initialize, e.code(),
+             where + " failed to initialise: its capabilities entry failed: " + e.what());
     }
     record.stage = PluginStage::Ready;
     record.ok = true;
