@@ -105,3 +105,16 @@ TEST_CASE("a feature outside a plugin's capabilities is refused before a session
                                            TrainingBackend::plugin("naive", 0, 64)));
     }
 }
+
+TEST_CASE("a plugin whose capabilities entry fails does not load, saying so", "[plugin]") {
+    brain::test::ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
+    try {
+        (void)brain::load_plugin("badcaps");
+        FAIL("a plugin whose capabilities entry fails was loaded");
+    } catch (const brain::Error& e) {
+        CHECK(e.code() == ErrorCode::PluginFailure);
+        const std::string message = e.what();
+        CHECK(message.find("failed to initialise: its capabilities entry failed") != std::string::npos);
+        CHECK(message.find("capabilities fails on purpose") != std::string::npos);
+    }
+}
