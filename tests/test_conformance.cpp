@@ -144,7 +144,7 @@ TEST_CASE("conformance: the kit reports its evidence", "[conformance]") {
     CHECK(contains(detail_of(report, "precision"), "tf32 not declared, refused"));
     const auto table = brain::format_conformance_table(report);
     CHECK(contains(table, "PASS  parity sgd momentum"));
-    CHECK(contains(table, "declared unsupported (refused with Unsupported, not failures): tf32, bf16"));
+    CHECK(contains(table, "outside its capabilities (refused with Unsupported, not failures): tf32, bf16"));
     CHECK(contains(table, "the plugin conforms"));
 }
 

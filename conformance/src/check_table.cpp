@@ -120,6 +120,8 @@ CheckOutcome run_here(const Check& check, KitContext& context) {
         out.detail = error_text(e);
     } catch (const std::exception& e) {
         out.detail = std::string("unexpected exception: ") + e.what();
+    } catch (...) {
+        out.detail = "unexpected exception of a type that is not std::exception (no exception may leave a plugin)";
     }
     out.facts = context.take_facts();
     return out;

@@ -79,7 +79,7 @@ std::string format_conformance_row(const ConformanceCheck& check) {
 std::string format_conformance_summary(const ConformanceReport& report) {
     std::ostringstream out;
     if (!report.unsupported.empty()) {
-        out << "declared unsupported (refused with Unsupported, not failures):";
+        out << "outside its capabilities (refused with Unsupported, not failures):";
         for (std::size_t i = 0; i < report.unsupported.size(); ++i)
             out << (i ? ", " : " ") << report.unsupported[i];
         out << "\n";

@@ -49,7 +49,7 @@ struct ConformanceReport {
     std::filesystem::path path; // the file tested (empty if it was not found)
     std::vector<ConformanceCheck> checks;
     std::string capabilities;             // what the plugin runs, as brain::describe prints it (empty: unknown)
-    std::vector<std::string> unsupported; // what it declares it does not run ("gelu", "bf16"); empty: nothing
+    std::vector<std::string> unsupported; // what its capabilities exclude ("gelu", "bf16"); empty: nothing
     // True when every check passed.
     bool passed() const noexcept {
         for (const auto& c : checks)
