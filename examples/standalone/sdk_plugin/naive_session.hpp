@@ -10,9 +10,8 @@
 
 namespace naive {
 
-// A defect built in on purpose: brain's own tests compile this example once per defect (tests/plugins) to prove
-// that the conformance kit catches each. A build without NAIVE_DEFECT has none; leave it out of a plugin of your
-// own.
+// A defect built in on purpose: brain's own test suite compiles this example once per defect to prove that the
+// conformance kit catches each. A build without NAIVE_DEFECT has none; leave it out of your own plugin.
 enum class Defect {
     None,
     NoGelu,             // refuses GELU while its capabilities list it

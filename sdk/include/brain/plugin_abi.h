@@ -11,8 +11,8 @@
  *    A brain_session is used by one thread at a time (the core serialises calls on one session); distinct
  *    sessions are independent. error_* functions are thread-safe on distinct errors.
  *  - Required and optional entries: every entry of ABI 1.0 (error_code through session_close) is required and
- *    non-NULL. Every entry appended later is optional: session_set_learning_rate (1.1) and every entry of 1.2. A
- * NULL entry, or a table that ends before it, means "not offered", and the core reports Unsupported for it.
+ *    non-NULL. Every entry appended later is optional: session_set_learning_rate (1.1) and every entry of 1.2;
+ *    a NULL entry, or a table that ends before it, means "not offered", and the core reports Unsupported.
  *  - Duties the conformance kit cannot check from outside, which a plugin keeps all the same: session_close frees
  *    everything the session holds (run the kit under AddressSanitizer or Valgrind to see leaks); no entry keeps a
  *    borrowed pointer past its call; device_count and probe are safe to call concurrently. The core never calls a
