@@ -320,8 +320,9 @@ TEST_CASE("brain doctor reports each backend precisely", "[cli]") {
         const auto r = run(bin("brain") + " doctor --backend cuda:0 --budget 8192");
         if (r.status == 0) {
             CHECK(contains(r.output, "MiB total"));
-            CHECK(contains(r.output, "cuBLAS:  true"));
-            CHECK(contains(r.output, "alloc:   true"));
+            // Each check followed by what the plugin says it ran.
+            CHECK(contains(r.output, "gemm:    true  (cuBLAS SGEMM, a 2x3 by 3x2 product)"));
+            CHECK(contains(r.output, "alloc:   true  (the whole budget on the device, written)"));
         } else {
             CHECK(r.status == 2);
             CHECK(says_cuda_unavailable(r.output));
@@ -350,6 +351,36 @@ TEST_CASE("brain plugins lists the search path and the plugins found", "[cli]") 
     // The Metal plugin loads on Linux but has no devices, and says why.
     CHECK(contains(r.output, "libbrain_metal.so"));
     CHECK(contains(r.output, "MetalFeatureDisabled"));
+    // What each plugin runs, and what it lacks with its reason.
+    CHECK(contains(r.output, "runs:    activations: linear, relu, leaky_relu, sigmoid, tanh, softmax, gelu; losses: "
+                             "mean_squared_error, binary_cross_entropy, categorical_cross_entropy; optimizers: sgd, "
+                             "adam, adamw; precisions: float32"));
+    CHECK(contains(r.output, "lacks:   tf32, bf16 (matrix products in float32 only"));
+}
+
+TEST_CASE("brain plugins shows an ABI 1.0 plugin with the ABI 1.0 set, and the doctor a host backend's labels",
+          "[cli]") {
+    SECTION("a plugin built against the frozen ABI 1.0 header") {
+        const auto r = run("BRAIN_PLUGIN_PATH=" + shell_quote(std::string(BRAIN_TEST_SAMPLE_PLUGIN_DIR) + "/abi-1.0") +
+                           " " + bin("brain") + " plugins");
+        REQUIRE(r.status == 0);
+        CHECK(contains(r.output, "naive  [ok]"));
+        CHECK(contains(r.output, "ABI:     1.0"));
+        CHECK(contains(r.output, "(assumed: the plugin has no capabilities entry, so the ABI 1.0 set)"));
+    }
+    SECTION("the sample plugin's probe names its checks and allocates 64 MiB, not the 8 GiB budget") {
+        const auto r = run("BRAIN_PLUGIN_PATH=" + shell_quote(std::string(BRAIN_TEST_SAMPLE_PLUGIN_DIR) + "/honest") +
+                           " " + bin("brain") + " doctor --backend naive:0 --budget 8192");
+        INFO(r.output);
+        if (r.status == 0) {
+            CHECK(contains(r.output, "gemm:    true  (naive dense product, a 2x3 by 3x2 case)"));
+            CHECK(contains(r.output, "alloc:   true  (64 MiB of host memory, not the whole budget)"));
+        } else {
+            // A machine with less than the 8 GiB budget available says so instead of allocating it.
+            CHECK(r.status == 1);
+            CHECK(contains(r.output, "of available host memory (MemAvailable)"));
+        }
+    }
 }
 
 TEST_CASE("brain estimate prints the library's estimate", "[cli]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <brain/accelerator.hpp>
 #include <brain/error.hpp>
+#include <brain/session_budget.hpp>
 
 namespace brain {
 
@@ -21,7 +22,6 @@ std::optional<AcceleratorReport> accelerator_doctor(const TrainingBackend& backe
 
 namespace {
 
-constexpr std::uint64_t k_fixed_slack_bytes = 64 * 1024;
 constexpr std::uint64_t k_max_width = 0xFFFFFFFFull; // the plugin ABI's uint32
 
 // Saturating arithmetic that remembers whether it saturated.
@@ -41,10 +41,9 @@ struct Sizes {
     }
 };
 
-// Parameters (4 copies each) and the per-row floats of a batch, from the shape.
+// The parameter count of a shape, after checking that its layers chain and fit the ABI's widths.
 struct ShapeSizes {
     std::uint64_t parameters = 0;
-    std::uint64_t floats_per_row = 0;
     bool saturated = false;
 };
 
@@ -60,11 +59,27 @@ ShapeSizes shape_sizes(const std::vector<LayerSpec>& layers) {
         BRAIN_CHECK_ARG(i == 0 || l.inputs == layers[i - 1].outputs, "layer ", i, " takes ", l.inputs,
                         " inputs but layer ", i - 1, " has ", layers[i - 1].outputs, " outputs; layers must chain");
         out.parameters = s.add(out.parameters, s.add(s.mul(l.outputs, l.inputs), l.outputs));
-        out.floats_per_row = s.add(out.floats_per_row, s.mul(3, l.outputs)); // z, a, delta
     }
-    out.floats_per_row = s.add(out.floats_per_row, s.add(layers.front().inputs, layers.back().outputs));
     out.saturated = s.saturated;
     return out;
+}
+
+// The SDK's plan of a session of this shape with as much as its estimate reads (the widths and the parameter
+// count): the estimate is the SDK's (brain/session_budget.hpp), so the core and every plugin that uses the helper
+// agree byte for byte.
+sdk::SessionPlan estimate_plan(const std::vector<LayerSpec>& layers, const ShapeSizes& shape) {
+    sdk::SessionPlan plan;
+    for (const auto& layer : layers) {
+        sdk::LayerPlan l;
+        l.inputs = layer.inputs;
+        l.outputs = layer.outputs;
+        l.activation = static_cast<int32_t>(layer.activation);
+        plan.layers.push_back(l);
+    }
+    plan.input_width = layers.front().inputs;
+    plan.target_width = layers.back().outputs;
+    plan.parameter_count = shape.parameters;
+    return plan;
 }
 
 } // namespace
@@ -77,24 +92,17 @@ std::uint64_t MemoryEstimate::mib() const noexcept {
 MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size) {
     BRAIN_CHECK_ARG(batch_size > 0, "batch_size is 0; expected at least 1");
     const ShapeSizes shape = shape_sizes(layers);
-    Sizes s;
-    s.saturated = shape.saturated;
     MemoryEstimate e;
     e.parameter_count = shape.parameters;
-    const std::uint64_t floats = s.add(s.mul(4, shape.parameters), s.mul(batch_size, shape.floats_per_row));
-    e.bytes = s.add(s.mul(sizeof(float), floats), k_fixed_slack_bytes);
-    e.saturated = s.saturated;
-    if (e.saturated) e.bytes = UINT64_MAX;
+    e.bytes = shape.saturated ? UINT64_MAX : sdk::estimate_tensor_bytes(estimate_plan(layers, shape), batch_size);
+    e.saturated = shape.saturated || e.bytes == UINT64_MAX;
     return e;
 }
 
 std::uint64_t largest_batch_within(const std::vector<LayerSpec>& layers, std::uint64_t budget_bytes) {
     const ShapeSizes shape = shape_sizes(layers);
-    Sizes s;
-    const std::uint64_t fixed = s.add(s.mul(sizeof(float) * 4, shape.parameters), k_fixed_slack_bytes);
-    const std::uint64_t per_row = s.mul(sizeof(float), shape.floats_per_row);
-    if (shape.saturated || s.saturated || budget_bytes < fixed) return 0;
-    return (budget_bytes - fixed) / per_row;
+    if (shape.saturated) return 0;
+    return sdk::estimate_largest_batch(estimate_plan(layers, shape), budget_bytes);
 }
 
 std::uint64_t training_host_memory_bytes(const std::vector<LayerSpec>& layers, const Optimizer& optimizer,

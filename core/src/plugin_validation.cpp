@@ -110,6 +110,9 @@ AcceleratorReport report_from_plugin(const brain_device_report& raw, const std::
     report.kernel_available = raw.kernel_available != 0;
     report.allocation_test = raw.allocation_test != 0;
     report.notes = bounded(raw.notes, sizeof(raw.notes));
+    report.gemm_check = bounded(raw.gemm_check, sizeof(raw.gemm_check));
+    report.kernel_check = bounded(raw.kernel_check, sizeof(raw.kernel_check));
+    report.allocation_check = bounded(raw.allocation_check, sizeof(raw.allocation_check));
     return report;
 }
 

@@ -28,11 +28,19 @@ struct CudaBackend {
         log_message(1, "cuda plugin: runtime " + std::to_string(runtime_version) + ", NVRTC " +
                            std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor));
     }
+    static brain_capabilities capabilities() { return backend_capabilities(); }
     static std::int32_t device_count() { return cuda::device_count(); }
     static brain_device_report probe(std::int32_t device, std::uint64_t budget) { return probe_device(device, budget); }
 };
 
 } // namespace
+
+brain_capabilities backend_capabilities() noexcept {
+    brain_capabilities caps = sdk::abi_1_0_capabilities();
+    caps.precisions = sdk::capability_bit(BRAIN_PRECISION_FLOAT32) | sdk::capability_bit(BRAIN_PRECISION_TF32);
+    sdk::copy_string(caps.notes, "BF16 products are not available in this build");
+    return caps;
+}
 
 void log_message(int level, const std::string& message) noexcept {
     sdk::log(level, message);

@@ -36,6 +36,7 @@ std::size_t DevicePlan::batch_count() const noexcept {
 
 DevicePlan make_device_plan(const brain_session_desc& desc) {
     DevicePlan plan{sdk::plan_session(desc)};
+    sdk::refuse_undeclared(backend_capabilities(), plan, "the CUDA backend");
     // Row indices travel through 32-bit kernel arguments (the shuffle, gathers and staging).
     if (plan.rows > std::numeric_limits<uint32_t>::max())
         fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has " + std::to_string(plan.rows) +

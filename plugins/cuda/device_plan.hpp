@@ -2,6 +2,7 @@
 // how that memory fits the budget. Computed from the descriptor alone, before any CUDA call.
 #pragma once
 
+#include <brain/backend_capabilities.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/session_plan.hpp>
 #include <cstddef>
@@ -24,7 +25,11 @@ struct DevicePlan : sdk::SessionPlan {
     std::size_t batch_count() const noexcept;
 };
 
-// Validate a descriptor; INVALID_ARGUMENT naming the value at fault.
+// What the CUDA backend runs (its capabilities entry): every activation, loss and optimizer, float32 and TF32.
+brain_capabilities backend_capabilities() noexcept;
+
+// Validate a descriptor; INVALID_ARGUMENT naming the value at fault, UNSUPPORTED naming a feature outside
+// backend_capabilities().
 DevicePlan make_device_plan(const brain_session_desc& desc);
 
 // How a session's memory fits its budget.

@@ -84,6 +84,12 @@ static brain_error* stats(const brain_session* s, brain_session_stats* out) {
     return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
 }
 static void session_close(brain_session* s) { (void)s; }
+#ifdef BROKEN_CAPABILITIES_FAIL
+static brain_error* capabilities(brain_capabilities* out) {
+    (void)out;
+    return make_error(BRAIN_ERR_PLUGIN_FAILURE, "test plugin: capabilities fails on purpose");
+}
+#endif
 
 #ifndef BROKEN_ABI_MAJOR
 #define BROKEN_ABI_MAJOR BRAIN_ABI_VERSION_MAJOR
@@ -108,6 +114,10 @@ static const brain_plugin_api k_api = {
     stats,
 #endif
     session_close,
+#ifdef BROKEN_CAPABILITIES_FAIL
+    NULL, /* session_set_learning_rate */
+    capabilities,
+#endif
 };
 
 #ifndef BROKEN_NO_ENTRY

@@ -20,8 +20,10 @@ BRAIN_API std::optional<AcceleratorReport> accelerator_doctor(const TrainingBack
 
 // Upper bound, in bytes, of the tensors a session allocates for this network and batch size: four copies of
 // every parameter (weights, gradients, two optimizer moments), the batch's inputs and targets, and for each
-// layer its pre-activations, activations and deltas, plus a fixed 64 KiB for scalars and alignment. Saturates
-// at UINT64_MAX instead of overflowing (see estimate_tensor_memory).
+// layer its pre-activations, activations and deltas, plus a fixed 64 KiB for scalars and alignment. Computed by the
+// SDK's brain/session_budget.hpp (sdk::estimate_tensor_bytes), which plugins use: the two agree byte for byte. The
+// data set is not part of it (the residency rule is stated in that header). Saturates at UINT64_MAX instead of
+// overflowing (see estimate_tensor_memory).
 BRAIN_API std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t batch_size);
 // The same, rounded up to whole MiB (the chapter's function).
 BRAIN_API std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size);

@@ -46,9 +46,14 @@ struct AcceleratorReport {
     bool kernel_available = false;
     bool allocation_test = false;
     std::string notes; // why a check failed; empty when all passed
+    // What each check ran, in the plugin's words (empty when the plugin does not say, e.g. before ABI 1.2).
+    std::string gemm_check;       // e.g. "cuBLAS SGEMM, a 2x3 by 3x2 product"
+    std::string kernel_check;     // e.g. "NVRTC-compiled shuffle kernel (sm_90)"
+    std::string allocation_check; // e.g. "the whole budget on the device", "64 MiB of host memory"
 };
 
-// The chapter's four lines ("NAME (REV), N MiB total, Some(F) MiB free", "cuBLAS:  true", ...).
+// The chapter's four lines ("NAME (REV), N MiB total, Some(F) MiB free", "gemm:    true  (cuBLAS SGEMM, ...)",
+// "kernels: ...", "alloc:   ..."), each check followed by what the plugin says it ran.
 BRAIN_API std::ostream& operator<<(std::ostream& out, const AcceleratorReport& report);
 
 } // namespace brain
