@@ -2,6 +2,7 @@
 // checks. Training lives in cpu_session.cpp.
 #include "blas_library.hpp"
 #include "cpu_kernels.hpp"
+#include "cpu_predictor.hpp"
 #include "cpu_session.hpp"
 #include "worker_pool.hpp"
 
@@ -83,6 +84,20 @@ struct CpuBackend {
     static constexpr const char* name = "cpu";
     static constexpr const char* version = BRAIN_CPU_PLUGIN_VERSION;
     using Session = CpuSession;
+    using Predictor = CpuPredictor;
+
+    // Every activation, loss and optimizer; float32 only; the predictor.
+    static brain_capabilities capabilities() {
+        brain_capabilities caps{};
+        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1;
+        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1;
+        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1;
+        caps.precisions = 1u << BRAIN_PRECISION_FLOAT32;
+        caps.features = BRAIN_FEATURE_PREDICT;
+        caps.max_devices = 1;
+        sdk::copy_string(caps.notes, "float32 only: the CPU backend has no TF32 or bf16 arithmetic");
+        return caps;
+    }
 
     static std::string description() {
         try {

@@ -2,6 +2,7 @@
 #include "cuda_device.hpp"
 #include "cuda_errors.hpp"
 #include "cuda_plugin_log.hpp"
+#include "cuda_predictor.hpp"
 #include "cuda_session.hpp"
 #include "kernel_compiler.hpp"
 
@@ -18,6 +19,20 @@ struct CudaBackend {
     static constexpr const char* description =
         "NVIDIA GPUs through the CUDA runtime (static), cuBLAS and NVRTC, built against CUDA " BRAIN_CUDA_TOOLKIT_VERSION;
     using Session = CudaSession;
+    using Predictor = CudaPredictor;
+
+    // Every activation, loss and optimizer; float32, tf32 products and bf16 mixed precision; the predictor.
+    static brain_capabilities capabilities() {
+        brain_capabilities caps{};
+        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1;
+        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1;
+        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1;
+        caps.precisions =
+            (1u << BRAIN_PRECISION_FLOAT32) | (1u << BRAIN_PRECISION_TF32) | (1u << BRAIN_PRECISION_BF16);
+        caps.features = BRAIN_FEATURE_PREDICT;
+        caps.max_devices = 1;
+        return caps;
+    }
 
     // Having no driver or device is not an error here: device_count says why there are none.
     static void initialize(const brain_host_api&) {

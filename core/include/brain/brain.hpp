@@ -8,6 +8,7 @@
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
+#include <brain/predictor.hpp>
 #include <brain/random.hpp>
 #include <brain/session_descriptor.hpp>
 #include <brain/stats.hpp>
