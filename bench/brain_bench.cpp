@@ -2,8 +2,13 @@
 // epoch counts) on one backend and prints one JSON line per config: samples/s, final loss and the session stats.
 // A warm-up epoch runs outside the timing, as in the PyTorch anchor. With --data DIR it trains on the anchor's own
 // data and initial weights (files written by bench/export_torch_data.py); without it, on data drawn from the same
-// distribution by brain::Random, from brain's own initialisation.
+// distribution by brain::Random, from brain's own initialisation. --grid N adds the shape grid's N points (names
+// g00, g01, ...; bench_grid.hpp), the same as the anchor's: every activation, loss and optimizer over a range of
+// shapes.
+#include "bench_grid.hpp"
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <bit>
 #include <brain/brain.hpp>
 #include <chrono>
@@ -21,14 +26,17 @@
 
 namespace {
 
-struct Workload {
-    std::size_t inputs;
-    std::vector<std::size_t> hidden;
-    std::size_t outputs;
-    std::size_t rows;
-    std::uint32_t batch;
-    std::uint32_t epochs;
-};
+using bench::Workload;
+
+// A hidden activation by the anchor's name (bench_grid.hpp's grid_activations).
+brain::Activation activation_named(const std::string& name) {
+    if (name == "linear") return brain::Activation::Linear;
+    if (name == "leaky_relu") return brain::Activation::LeakyRelu;
+    if (name == "sigmoid") return brain::Activation::Sigmoid;
+    if (name == "tanh") return brain::Activation::Tanh;
+    if (name == "gelu") return brain::Activation::Gelu;
+    return brain::Activation::Relu;
+}
 
 const std::map<std::string, Workload>& workloads() {
     static const std::map<std::string, Workload> w = {
@@ -42,7 +50,8 @@ const std::map<std::string, Workload>& workloads() {
     return w;
 }
 
-// X ~ N(0,1); Y = tanh(X w) + 0.1 noise with w ~ N(0, 1/inputs): the anchor's data model.
+// X ~ N(0,1); s = X w with w ~ N(0, 1/inputs); Y = tanh(s) + 0.1 noise (MSE), its sign as 0/1 (BCE) or the one-hot
+// argmax of s + 0.1 noise (CCE): the anchor's data model.
 brain::Dataset make_data(const Workload& w) {
     brain::Random rng(0);
     const auto normal = [&rng] { return static_cast<float>(rng.normal()); };
@@ -51,12 +60,27 @@ brain::Dataset make_data(const Workload& w) {
     for (auto& v : x.data()) v = normal();
     const float scale = 1.0f / std::sqrt(static_cast<float>(w.inputs));
     for (auto& v : weights) v = normal() * scale;
-    for (std::size_t r = 0; r < w.rows; ++r)
+    std::vector<float> s(w.outputs);
+    for (std::size_t r = 0; r < w.rows; ++r) {
         for (std::size_t o = 0; o < w.outputs; ++o) {
-            float s = 0.0f;
-            for (std::size_t i = 0; i < w.inputs; ++i) s += x(r, i) * weights[i * w.outputs + o];
-            y(r, o) = std::tanh(s) + 0.1f * normal();
+            float sum = 0.0f;
+            for (std::size_t i = 0; i < w.inputs; ++i) sum += x(r, i) * weights[i * w.outputs + o];
+            s[o] = sum;
         }
+        std::size_t best = 0;
+        float best_value = 0.0f;
+        for (std::size_t o = 0; o < w.outputs; ++o) {
+            const float noise = 0.1f * normal();
+            if (w.loss == "cce") {
+                y(r, o) = 0.0f;
+                if (o == 0 || s[o] + noise > best_value) best = o, best_value = s[o] + noise;
+            } else {
+                const float v = std::tanh(s[o]) + noise;
+                y(r, o) = w.loss == "bce" ? (v > 0.0f ? 1.0f : 0.0f) : v;
+            }
+        }
+        if (w.loss == "cce") y(r, best) = 1.0f;
+    }
     return brain::Dataset(std::move(x), std::move(y));
 }
 
@@ -101,7 +125,9 @@ int main(int argc, char** argv) {
     std::uint64_t budget_mib = 16384;
     std::string precision = "float32";
     std::uint32_t epochs_override = 0;
-    app.add_option("--configs", configs, "comma-separated: seed16,x64,x256,x1024,wide,huge")->capture_default_str();
+    app.add_option("--configs", configs,
+                   "comma-separated: seed16,x64,x256,x1024,wide,huge, grid points g00,g01,... or grid (all of them)")
+        ->capture_default_str();
     app.add_option("--backend", backend_spec, "cpu, cuda:0, ...")->capture_default_str();
     app.add_option("--budget", budget_mib, "device memory budget in MiB")->capture_default_str();
     app.add_option("--precision", precision, "float32, tf32 or bf16")->capture_default_str();
@@ -115,25 +141,60 @@ int main(int argc, char** argv) {
     app.add_option("--data", data_dir,
                    "directory written by bench/export_torch_data.py: train on the anchor's data and initial "
                    "weights (<cfg>.x.f32, <cfg>.y.f32, <cfg>.params.f32) instead of brain's own");
+    std::size_t grid_points = 48;
+    std::uint64_t grid_seed = 1;
+    double grid_work = 3e10;
+    app.add_option("--grid-points", grid_points, "points of the shape grid (bench_grid.hpp), as the anchor's")
+        ->capture_default_str();
+    app.add_option("--grid-seed", grid_seed, "seed of the shape grid")->capture_default_str();
+    app.add_option("--grid-work", grid_work, "timed multiply-adds per grid point (sets its epochs, 2 to 20)")
+        ->capture_default_str();
+    bool grid_flag = false;
+    app.add_flag("--grid", grid_flag, "run every point of the shape grid (as --configs grid)");
     CLI11_PARSE(app, argc, argv);
+    if (grid_flag) configs = "grid";
 
     try {
         const auto backend = brain::TrainingBackend::parse(backend_spec, budget_mib)
                                  .with_precision(brain::parse_precision(precision));
+        // The named workloads, then the grid's points, by name.
+        std::vector<std::pair<std::string, Workload>> chosen;
+        const auto points = bench::grid(grid_points, grid_seed, static_cast<std::uint64_t>(grid_work));
         std::stringstream list(configs);
         for (std::string name; std::getline(list, name, ',');) {
-            const auto it = workloads().find(name);
-            if (it == workloads().end()) {
+            if (name == "grid") {
+                chosen.insert(chosen.end(), points.begin(), points.end());
+                continue;
+            }
+            if (const auto it = workloads().find(name); it != workloads().end()) {
+                chosen.emplace_back(name, it->second);
+                continue;
+            }
+            const auto point = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first == name; });
+            if (point == points.end()) {
                 std::cerr << "error: unknown config \"" << name << "\"; expected one of seed16, x64, x256, x1024, "
-                          << "wide, huge\n";
+                          << "wide, huge, grid or g00..g" << (grid_points > 0 ? grid_points - 1 : 0)
+                          << " (--grid-points " << grid_points << ")\n";
                 return 2;
             }
-            const Workload& w = it->second;
+            chosen.push_back(*point);
+        }
+        int status = 0;
+        for (const auto& [name, w] : chosen) try {
+            const bool named = workloads().count(name) != 0;
             const std::uint32_t epochs = epochs_override ? epochs_override : w.epochs;
             auto builder = brain::Network::builder().input_size(w.inputs);
-            for (std::size_t h : w.hidden) builder.dense(h, brain::Activation::Relu);
-            auto network = builder.dense(w.outputs, brain::Activation::Linear)
-                               .optimizer(brain::Optimizer::adam(1e-3f))
+            for (std::size_t h : w.hidden) builder.dense(h, activation_named(w.activation));
+            const brain::Activation output = w.loss == "bce"   ? brain::Activation::Sigmoid
+                                             : w.loss == "cce" ? brain::Activation::Softmax
+                                                               : brain::Activation::Linear;
+            auto network = builder.dense(w.outputs, output)
+                               .loss(w.loss == "bce"   ? brain::Loss::BinaryCrossEntropy
+                                     : w.loss == "cce" ? brain::Loss::CategoricalCrossEntropy
+                                                       : brain::Loss::MeanSquaredError)
+                               .optimizer(w.optimizer == "sgd"     ? brain::Optimizer::sgd(0.01f, 0.9f)
+                                          : w.optimizer == "adamw" ? brain::Optimizer::adamw(1e-3f, 0.01f)
+                                                                   : brain::Optimizer::adam(1e-3f))
                                .seed(42)
                                .build();
             if (!data_dir.empty()) {
@@ -156,8 +217,24 @@ int main(int argc, char** argv) {
                       << ",\"samples_per_s\":" << static_cast<long long>(samples / seconds)
                       << ",\"final_loss\":" << loss
                       << ",\"estimate_bytes\":" << brain::estimate_tensor_memory_bytes(network, w.batch)
-                      << ",\"stats\":" << brain::to_json(session.stats()) << "}" << std::endl;
+                      << ",\"stats\":" << brain::to_json(session.stats());
+            if (!named) {
+                std::cout << ",\"macs_per_step\":" << bench::multiply_adds(w) << ",\"inp\":" << w.inputs
+                          << ",\"hidden\":[";
+                for (std::size_t l = 0; l < w.hidden.size(); ++l) std::cout << (l ? "," : "") << w.hidden[l];
+                std::cout << "],\"out\":" << w.outputs << ",\"batch\":" << w.batch << ",\"act\":\"" << w.activation
+                          << "\",\"loss\":\"" << w.loss << "\",\"opt\":\"" << w.optimizer << "\",\"epochs\":" << epochs;
+            }
+            std::cout << "}" << std::endl;
+        } catch (const brain::Error& e) {
+            // One workload's failure (a grid point) is reported and the others still run; the exit status says it.
+            std::cerr << "error: " << name << ": " << brain::to_string(e.code()) << ": " << e.what() << "\n";
+            status = 2;
+        } catch (const std::runtime_error& e) { // --data files
+            std::cerr << "error: " << name << ": " << e.what() << "\n";
+            status = 2;
         }
+        return status;
     } catch (const brain::Error& e) {
         std::cerr << "error: " << brain::to_string(e.code()) << ": " << e.what() << "\n";
         return 2;

@@ -1,7 +1,9 @@
 """Writes the PyTorch anchor's data and initial weights as raw files, so brain_bench --data DIR trains on exactly
 what bench/torch_mlp.py trains on (same X, Y and starting parameters; only the batch shuffles differ).
 
-    python3 bench/export_torch_data.py DIR [seed16,x64,...]     (default: seed16,x64,x256,x1024)
+    python3 bench/export_torch_data.py DIR [seed16,x64,...] [--grid-points N] [--grid-seed S] [--grid-work W]
+                                                     (default: seed16,x64,x256,x1024; "grid" or g00,g01,...: the
+                                                     points of bench/torch_mlp.py's grid with those options)
 
 For each config, into DIR (created if missing):
     <cfg>.x.f32       rows x inputs, row-major float32, little-endian, no header  (torch_mlp.make(cfg, "cpu"))
@@ -38,8 +40,7 @@ def write_f32(path, tensor):
     return int(array.size)
 
 
-def export(anchor, name, directory):
-    cfg = anchor.CONFIGS[name]
+def export(anchor, name, cfg, directory):
     X, Y = anchor.make(cfg, "cpu")
     model = anchor.model_for(cfg, "cpu")
     linears = [m for m in model if isinstance(m, torch.nn.Linear)]
@@ -67,6 +68,9 @@ def export(anchor, name, directory):
         "inputs": cfg["inp"],
         "hidden": cfg["hidden"],
         "outputs": cfg["out"],
+        "activation": cfg.get("act", "relu"),
+        "loss": cfg.get("loss", "mse"),
+        "optimizer": cfg.get("opt", "adam"),
         "layers": layers,
         "parameter_layout": "per layer W (out x in, row-major) then b",
         "counts": {"x": x_count, "y": y_count, "params": p_count},
@@ -80,20 +84,17 @@ def export(anchor, name, directory):
 
 
 def main(argv):
+    anchor = load_anchor()
+    argv, points, seed, work = anchor.grid_options(argv)
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     directory = argv[1]
-    anchor = load_anchor()
     names = (argv[2] if len(argv) > 2 else DEFAULT_CONFIGS).split(",")
-    unknown = [n for n in names if n not in anchor.CONFIGS]
-    if unknown:
-        print(f"error: unknown config(s) {','.join(unknown)}; expected some of {','.join(anchor.CONFIGS)}",
-              file=sys.stderr)
-        return 2
+    configs = anchor.resolve(names, points, seed, work)  # exits naming an unknown config
     os.makedirs(directory, exist_ok=True)
-    for name in names:
-        meta = export(anchor, name, directory)
+    for name, cfg in configs.items():
+        meta = export(anchor, name, cfg, directory)
         print(f"exported {name}: X {meta['rows']}x{meta['inputs']}, Y {meta['rows']}x{meta['outputs']}, "
               f"{meta['counts']['params']} parameters -> {directory}", file=sys.stderr)
     return 0

@@ -171,6 +171,32 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
     }
 }
 
+// Networks for the narrow epoch kernel (layers of at most 128 outputs): eight layers of 128, widths that are not
+// multiples of four, a first layer of 300 inputs (streamed in chunks), one row per block (batch 32), batches of 2
+// (300 steps), a head of 100 outputs (wider than a warp), two layers and one; every activation, loss and optimizer;
+// and a last batch shorter than the others in every epoch but the batches of 2 and 32.
+const std::vector<FusedCase>& narrow_cases() {
+    using enum Activation;
+    using enum Loss;
+    static const std::vector<FusedCase> cases = {
+        FusedCase("eight layers of 128, relu mse adam", {64, 128, 128, 128, 128, 128, 128, 128, 1}, Relu, Linear,
+                  MeanSquaredError, Optimizer::adam(0.001f), 1000, 256),
+        FusedCase("tanh, widths not multiples of four, softmax cce sgd", {37, 50, 50, 50, 7}, Tanh, Softmax,
+                  CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 777, 100),
+        FusedCase("gelu, 300 inputs, sigmoid bce adamw", {300, 64, 64, 3}, Gelu, Sigmoid, BinaryCrossEntropy,
+                  Optimizer::adamw(0.003f, 0.05f), 500, 64),
+        FusedCase("leaky relu, one row per block, tanh head", {16, 32, 32, 32, 32, 1}, LeakyRelu, Tanh,
+                  MeanSquaredError, Optimizer::adam(0.002f), 320, 32),
+        FusedCase("sigmoid, batches of 2", {6, 12, 12, 1}, Sigmoid, Linear, MeanSquaredError,
+                  Optimizer::adam(0.01f), 600, 2),
+        FusedCase("linear hidden layers, a head of 100 outputs", {24, 128, 96, 100}, Linear, Linear,
+                  MeanSquaredError, Optimizer::adam(0.003f), 300, 60),
+        FusedCase("two layers", {8, 16, 1}, Relu, Sigmoid, BinaryCrossEntropy, Optimizer::sgd(0.1f, 0.0f), 333, 64),
+        FusedCase("one layer", {12, 4}, Linear, Softmax, CategoricalCrossEntropy, Optimizer::adam(0.01f), 250, 50),
+    };
+    return cases;
+}
+
 } // namespace
 
 TEST_CASE("CUDA without a driver reports DriverUnavailable in one sentence", "[cuda]") {
@@ -333,6 +359,33 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
         {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
+}
+
+TEST_CASE("CUDA narrow epoch kernel gives the same weights as the cuBLAS path", "[cuda]") {
+    REQUIRE_GPU();
+    // BRAIN_CUDA_FUSED=narrow takes the narrow kernel wherever it can train the network: the same weights, state,
+    // step count and losses as the cuBLAS path and the CPU (check_fused_case), and not the fused kernel's bits (its
+    // sums run in another order), which shows that the narrow kernel ran.
+    for (const FusedCase& c : narrow_cases())
+        DYNAMIC_SECTION(c.name) {
+            check_fused_case(c, {{"narrow epoch kernel", "BRAIN_CUDA_FUSED", "narrow"}});
+            const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
+            const auto data = make_data(c.rows, inputs, outputs, c.loss, 29);
+            auto builder = brain::Network::builder().input_size(inputs);
+            for (std::size_t l = 1; l + 1 < c.widths.size(); ++l) builder.dense(c.widths[l], c.hidden);
+            const auto base = builder.dense(outputs, c.output).loss(c.loss).optimizer(c.optimizer).seed(21).build();
+            auto fused = base, narrow = base;
+            {
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+                fused.fit_with_backend(data, brain::TrainConfig{2, c.batch, true, 6}, gpu());
+            }
+            {
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("narrow"));
+                narrow.fit_with_backend(data, brain::TrainConfig{2, c.batch, true, 6}, gpu());
+            }
+            CHECK(narrow.parameters() != fused.parameters());
+            CHECK(brain::test::relative_error(narrow.parameters(), fused.parameters()) < 1e-4);
+        }
 }
 
 TEST_CASE("CUDA budget is checked before allocating and names the largest batch", "[cuda]") {

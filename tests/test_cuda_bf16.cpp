@@ -209,7 +209,9 @@ TEST_CASE("CUDA bf16 on a network the fused kernel would take runs the cuBLASLt 
     const auto fp32_report = fp32.fit_with_backend(data, brain::TrainConfig{2, 128, true, 1}, gpu());
     ScopedEnv forced("BRAIN_CUDA_FUSED", std::string("1"));
     const auto bf16_report = bf16.fit_with_backend(data, brain::TrainConfig{2, 128, true, 1}, gpu(Precision::Bf16));
-    CHECK(fp32_report.stats.arithmetic == "float32 (fused epoch kernel)");
+    INFO("float32: " << fp32_report.stats.arithmetic);
+    CHECK(fp32_report.stats.arithmetic.rfind("float32 (", 0) == 0);
+    CHECK(fp32_report.stats.arithmetic.find("epoch kernel)") != std::string::npos);
     CHECK(bf16_report.stats.arithmetic == "bf16 mixed, float32 master weights (cuBLASLt)");
 }
 

@@ -5,6 +5,7 @@
 #include <brain/dense_math.hpp>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
+#include <brain/vector_math.hpp>
 #include <cmath>
 
 namespace brain {
@@ -65,9 +66,9 @@ Matrix forward(const std::vector<LayerSpec>& layers, const std::vector<float>& p
         p = b + l.outputs;
         Matrix z = dense_forward(x, w, b, l.outputs);
         Matrix a(z.rows(), z.cols());
-        for (std::size_t r = 0; r < z.rows(); ++r)
-            math::activate_row(static_cast<int32_t>(l.activation), z.row(r).data(), a.row(r).data(), l.outputs,
-                               detail::kLeakyReluSlope);
+        // The CPU plugin's training runs the same vectorised code (brain/vector_math.hpp): both agree.
+        vector_math::bias_activation(static_cast<int32_t>(l.activation), detail::kLeakyReluSlope, nullptr,
+                                     z.data().data(), a.data().data(), z.rows(), z.cols());
         if (last_z && li + 1 == layers.size()) *last_z = std::move(z);
         x = std::move(a);
     }

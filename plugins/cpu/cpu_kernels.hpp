@@ -1,5 +1,6 @@
-// Element-wise kernels of the CPU backend: fused bias + activation, activation backprop, bias gradients and
-// the optimizer updates. Matrix products go to OpenBLAS; everything else is here, one pass per tensor.
+// Element-wise kernels of the CPU backend: fused bias + activation, activation backprop (both vectorised by
+// brain/vector_math.hpp, the code the core's predict runs), bias gradients and the optimizer updates. Matrix
+// products go to OpenBLAS; everything else is here, one pass per tensor.
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,6 @@
 #include "cpu_session.hpp"
 
 #include <algorithm>
-#include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
 #include <cstring>
 #include <limits>
@@ -35,6 +34,7 @@ CpuPredictor::CpuPredictor(const brain_predictor_desc& desc) {
             fail(BRAIN_ERR_INVALID_ARGUMENT, "layer ", l, " (", layer.inputs, " -> ", layer.outputs,
                  ") is wider than the CPU backend's limit of ", int_max, " units");
         if (l + 1 < plan.layers.size()) m_widest_hidden = std::max(m_widest_hidden, layer.outputs);
+        m_widest = std::max(m_widest, layer.outputs);
         m_macs_per_row += layer.inputs * layer.outputs;
     }
     const std::uint64_t needed = bytes_for(plan.max_batch_rows);
@@ -51,13 +51,15 @@ CpuPredictor::CpuPredictor(const brain_predictor_desc& desc) {
     m_params = HostBuffer(plan.parameter_count);
     std::memcpy(m_params.data(), desc.parameters, plan.parameter_count * sizeof(float));
     for (HostBuffer& buffer : m_buffers) buffer = HostBuffer(plan.max_batch_rows * m_widest_hidden);
+    m_z = HostBuffer(plan.max_batch_rows * m_widest);
     const bool splits = plan.max_batch_rows * m_macs_per_row >= k_split_macs;
     m_pool = std::make_unique<WorkerPool>(
         splits ? static_cast<unsigned>(std::min<std::size_t>(configured_thread_count(), plan.max_batch_rows)) : 1u);
 }
 
 std::uint64_t CpuPredictor::bytes_for(std::size_t rows) const noexcept {
-    return tensor_bytes(m_plan.parameter_count) + 2 * tensor_bytes(rows * m_widest_hidden);
+    return tensor_bytes(m_plan.parameter_count) + 2 * tensor_bytes(rows * m_widest_hidden) +
+           tensor_bytes(rows * m_widest);
 }
 
 void CpuPredictor::run(const float* inputs, std::uint64_t rows, float* outputs) {
@@ -78,17 +80,15 @@ void CpuPredictor::run(const float* inputs, std::uint64_t rows, float* outputs) 
         for (std::size_t l = 0; l < plan.layers.size(); ++l) {
             const LayerPlan& layer = plan.layers[l];
             const std::size_t in = layer.inputs, out = layer.outputs;
-            float* z =
+            float* z = m_z.data() + r.begin * out;
+            float* a =
                 l + 1 == plan.layers.size() ? outputs + r.begin * out : m_buffers[l % 2].data() + r.begin * out;
             m_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r.size()), static_cast<int>(out),
                     static_cast<int>(in), 1.0f, input, static_cast<int>(in), params + layer.weight_offset,
                     static_cast<int>(in), 0.0f, z, static_cast<int>(out));
-            // The bias, then the activation in place, row by row with the shared reference functions.
-            bias_activation(BRAIN_ACT_LINEAR, 0.0f, params + layer.bias_offset, z, z, r.size(), out);
-            if (layer.activation != BRAIN_ACT_LINEAR)
-                for (std::size_t row = 0; row < r.size(); ++row)
-                    math::activate_row(layer.activation, z + row * out, z + row * out, out, layer.param);
-            input = z;
+            // The bias and the activation by the same vectorised code as training and the core's predict.
+            bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, r.size(), out);
+            input = a;
         }
     });
 }

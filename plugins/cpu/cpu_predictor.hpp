@@ -24,17 +24,19 @@ public:
     void run(const float* inputs, std::uint64_t rows, float* outputs);
 
 private:
-    // Bytes the predictor allocates for batches of `rows` rows: the parameters and two activation buffers as wide
-    // as the widest hidden layer.
+    // Bytes the predictor allocates for batches of `rows` rows: the parameters, two activation buffers as wide as
+    // the widest hidden layer and the pre-activations of the widest layer.
     std::uint64_t bytes_for(std::size_t rows) const noexcept;
 
     sdk::PredictorPlan m_plan;
     decltype(BlasLibrary::sgemm) m_sgemm = nullptr;
     std::unique_ptr<WorkerPool> m_pool;
     std::size_t m_widest_hidden = 0;
+    std::size_t m_widest = 0;
     std::size_t m_macs_per_row = 0;
     HostBuffer m_params;
     HostBuffer m_buffers[2]; // hidden activations, alternating by layer
+    HostBuffer m_z;          // a layer's pre-activations
 };
 
 } // namespace brain::cpu

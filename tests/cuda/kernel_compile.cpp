@@ -17,12 +17,13 @@ bool contains(const std::vector<char>& image, const std::string& text) {
     return std::search(image.begin(), image.end(), text.begin(), text.end()) != image.end();
 }
 
-// ptxas's report (-Xptxas=-v, in `log`) must show the fused epoch kernel free of spills on the H200's architecture:
-// everything stays in registers (the tuning in docs/performance.md assumes it; a spill would slow every step).
-// Checked with the toolkit the kernel was tuned with (CUDA 13); another ptxas may allocate registers differently,
-// which is a warning.
-void check_fused_epoch_spills(const std::string& log) {
-    const std::regex report("Function properties for brain_fused_epoch\\s*ptxas\\s*\\.\\s*(\\d+) bytes "
+// ptxas's report (-Xptxas=-v, in `log`) must show the epoch kernel `kernel` (brain_fused_epoch, brain_narrow_epoch)
+// free of spills on the H200's architecture: everything stays in registers (the tuning in docs/performance.md
+// assumes it; a spill would slow every step). Checked with the toolkit the kernels were tuned with (CUDA 13);
+// another ptxas may allocate registers differently, which is a warning.
+void check_epoch_spills(const std::string& log, const std::string& kernel = "brain_fused_epoch") {
+    const std::regex report("Function properties for " + kernel +
+                            "\\s*ptxas\\s*\\.\\s*(\\d+) bytes "
                             "stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
     std::smatch match;
     INFO(log);
@@ -33,7 +34,7 @@ void check_fused_epoch_spills(const std::string& log) {
     if (nvrtc_major == 13)
         CHECK_FALSE(spills);
     else if (spills)
-        WARN("NVRTC " << nvrtc_major << "." << nvrtc_minor << " spills registers in brain_fused_epoch");
+        WARN("NVRTC " << nvrtc_major << "." << nvrtc_minor << " spills registers in " << kernel);
 }
 
 } // namespace
@@ -53,7 +54,10 @@ TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without
             INFO(name);
             CHECK(contains(image, name));
         }
-        if (major == 9) check_fused_epoch_spills(log);
+        if (major == 9) {
+            check_epoch_spills(log);
+            check_epoch_spills(log, "brain_narrow_epoch");
+        }
     }
 }
 
@@ -70,7 +74,7 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
                             brain::cuda::compile(brain::cuda::kernel_source(), target,
                                                  {std::string("--define-macro=") + define, "-Xptxas=-v"}, &log));
         CHECK(contains(image, "brain_fused_epoch"));
-        check_fused_epoch_spills(log);
+        check_epoch_spills(log);
     }
 }
 
@@ -81,7 +85,8 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     const std::string text = brain::cuda::kernel_text(source);
     CHECK(text.rfind(source, 0) == 0);
     for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
-                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_epoch.cu"}) {
+                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_epoch.cu",
+                             "narrow_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }

@@ -11,6 +11,8 @@
 // (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 2 to 2L + 1
 // barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so results
 // are deterministic.
+#pragma once // narrow_epoch.cu includes it too
+
 #include "fused_gemm.cuh"
 
 #define BRAIN_FUSED_STORED_BATCH 4

@@ -1,0 +1,145 @@
+"""The report of tools/perf/grid-compare: reads OUT/brain.jsonl, band.jsonl, torch.jsonl (and path-*.jsonl,
+named-*.jsonl where present), writes OUT/grid.md, OUT/grid.json and OUT/grid.svg (ratio against multiply-adds per
+step, pure-python SVG) and prints a short table last. Standard library only.
+    python3 tools/perf/grid_report.py OUT DEV LOSS_TOL LIMIT_S ELAPSED_S
+Exit status 1 when a measured point's losses disagree."""
+import json, math, os, statistics, sys
+
+
+def read(path):
+    if not os.path.exists(path):
+        return []
+    rows = []
+    for line in open(path):
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line cut by the time limit
+    return rows
+
+
+def shape(p):
+    hidden = p["hidden"]
+    return f"{p['inp']}-{hidden[0]}x{len(hidden)}-{p['out']}"
+
+
+def plot(points, path, title):
+    """Ratio against multiply-adds per step (log x), one dot per point, coloured by the loss check."""
+    W, H, L, R, T, B = 760, 440, 70, 20, 50, 60
+    xs = [math.log10(p["macs_per_step"]) for p in points]
+    ys = [p["ratio"] for p in points]
+    x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
+    if x1 == x0:
+        x1 += 1
+    ymax = max(2.0, max(ys) * 1.1)
+    px = lambda v: L + (v - x0) / (x1 - x0) * (W - L - R)
+    py = lambda v: H - B - v / ymax * (H - T - B)
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="25" text-anchor="middle" font-size="15">{title}</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
+           f'<text x="{W / 2}" y="{H - 15}" text-anchor="middle">multiply-adds per optimizer step (log scale)</text>',
+           f'<text x="18" y="{H / 2}" text-anchor="middle" transform="rotate(-90 18 {H / 2})">brain / PyTorch (samples/s)</text>']
+    step = 1 if ymax <= 12 else 2
+    for k in range(0, int(ymax) + 1, step):
+        svg.append(f'<text x="{L - 8}" y="{py(k) + 4:.1f}" text-anchor="end">{k}x</text>')
+        svg.append(f'<line x1="{L}" y1="{py(k):.1f}" x2="{W - R}" y2="{py(k):.1f}" stroke="#eee"/>')
+    for e in range(x0, x1 + 1):
+        svg.append(f'<text x="{px(e):.1f}" y="{H - B + 16}" text-anchor="middle">1e{e}</text>')
+    for level, colour in ((1.0, "#c00"), (1.5, "#e90"), (5.0, "#090")):
+        if level < ymax:
+            svg.append(f'<line x1="{L}" y1="{py(level):.1f}" x2="{W - R}" y2="{py(level):.1f}" stroke="{colour}" '
+                       f'stroke-dasharray="5,4"/>')
+            svg.append(f'<text x="{W - R - 4}" y="{py(level) - 5:.1f}" text-anchor="end" fill="{colour}">{level:g}x</text>')
+    for p, x, y in zip(points, xs, ys):
+        colour = "#06c" if p["loss_check"] == "ok" else "#c00"
+        svg.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" fill="{colour}"><title>{p["cfg"]} {p["shape"]} '
+                   f'{p["act"]} {p["loss"]} {p["opt"]} batch {p["batch"]}: {y:.2f}x</title></circle>')
+    svg.append("</svg>")
+    open(path, "w").write("\n".join(svg) + "\n")
+
+
+def main(argv):
+    out, dev, tol, limit, elapsed = argv[1], argv[2], float(argv[3]), argv[4], argv[5]
+    brain, band, torch = read(f"{out}/brain.jsonl"), read(f"{out}/band.jsonl"), read(f"{out}/torch.jsonl")
+    env = open(f"{out}/env.txt").read().strip() if os.path.exists(f"{out}/env.txt") else ""
+    points, bad = [], []
+    for b in brain:
+        variants = [t for t in torch if t["cfg"] == b["cfg"]]
+        if not variants:
+            continue
+        best = max(variants, key=lambda t: t["samples_per_s"])
+        losses = [b["final_loss"]] + [e["final_loss"] for e in band if e["cfg"] == b["cfg"]]
+        lo, hi = min(losses), max(losses)
+        ok = lo * (1 - tol) - 1e-7 <= best["final_loss"] <= hi * (1 + tol) + 1e-7
+        p = {k: b[k] for k in ("cfg", "inp", "hidden", "out", "batch", "act", "loss", "opt", "epochs", "macs_per_step")}
+        p.update(shape=shape(b), brain_samples_per_s=b["samples_per_s"], torch_variant=best["variant"],
+                 torch_samples_per_s=best["samples_per_s"], ratio=b["samples_per_s"] / best["samples_per_s"],
+                 brain_loss=b["final_loss"], torch_loss=best["final_loss"], band=[lo, hi],
+                 loss_check="ok" if ok else "DISAGREE")
+        points.append(p)
+        if not ok:
+            bad.append(f"{b['cfg']} {p['shape']}: torch {best['final_loss']:.5g} outside brain's {lo:.5g}..{hi:.5g}")
+    # The epoch kernels forced, against each other (cuda --paths).
+    paths = {name: {r["cfg"]: r["samples_per_s"] for r in read(f"{out}/path-{name}.jsonl")} for name in ("1", "narrow")}
+    for p in points:
+        fused, narrow = paths["1"].get(p["cfg"]), paths["narrow"].get(p["cfg"])
+        if fused and narrow:
+            p["fused_samples_per_s"], p["narrow_samples_per_s"] = fused, narrow
+            p["narrow_over_fused"] = narrow / fused
+    lines = [f"# brain / PyTorch on the shape grid ({dev})", "", env.replace("\n", "; "), ""]
+    if points:
+        ratios = [p["ratio"] for p in points]
+        lines.append(f"{len(points)} points: brain / PyTorch's fastest variant min **{min(ratios):.2f}x**, median "
+                     f"**{statistics.median(ratios):.2f}x**, max **{max(ratios):.2f}x**; loss check: "
+                     f"{sum(p['loss_check'] == 'ok' for p in points)} ok, {len(bad)} disagree")
+        lines += ["", "| point | layers | batch | activation | loss | optimizer | multiply-adds / step | brain samples/s "
+                  "| PyTorch samples/s | ratio | losses brain / torch | check |" + (" narrow / fused |" if paths["1"] else ""),
+                  "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|" + ("---:|" if paths["1"] else "")]
+        for p in sorted(points, key=lambda q: q["macs_per_step"]):
+            extra = f" {p['narrow_over_fused']:.2f}x |" if "narrow_over_fused" in p else (" |" if paths["1"] else "")
+            lines.append(f"| {p['cfg']} | {p['shape']} | {p['batch']} | {p['act']} | {p['loss']} | {p['opt']} | "
+                         f"{p['macs_per_step']:.3g} | {p['brain_samples_per_s']:,} | {p['torch_samples_per_s']:,} "
+                         f"({p['torch_variant']}) | {p['ratio']:.2f}x | {p['brain_loss']:.4g} / {p['torch_loss']:.4g} "
+                         f"| {p['loss_check']} |{extra}")
+    else:
+        lines.append("no point was measured on both sides (see the .err logs)")
+    named_this, named_base = read(f"{out}/named-this.jsonl"), read(f"{out}/named-base.jsonl")
+    if named_this and named_base:
+        lines += ["", "Named shapes, this build / the baseline (median over alternating rounds):", "",
+                  "| config | this build samples/s | baseline samples/s | ratio |", "|---|---:|---:|---:|"]
+        for cfg in dict.fromkeys(r["cfg"] for r in named_this):
+            a = [r["samples_per_s"] for r in named_this if r["cfg"] == cfg]
+            b = [r["samples_per_s"] for r in named_base if r["cfg"] == cfg]
+            if a and b:
+                lines.append(f"| {cfg} | {statistics.median(a):,.0f} | {statistics.median(b):,.0f} | "
+                             f"{statistics.median(a) / statistics.median(b):.3f}x |")
+    skipped = open(f"{out}/skipped.txt").read().strip() if os.path.exists(f"{out}/skipped.txt") else ""
+    lines += ["", f"time: {elapsed} s of the limit {limit} s" + (f"; not run: {skipped}" if skipped else "")]
+    open(f"{out}/grid.md", "w").write("\n".join(lines) + "\n")
+    json.dump(points, open(f"{out}/grid.json", "w"), indent=1)
+    if points:
+        plot(points, f"{out}/grid.svg", f"brain / PyTorch on the shape grid ({dev}, {len(points)} points)")
+    # The short table, last.
+    print("\n".join(lines[:5]))
+    if points:
+        print(f"\n{'point':6} {'shape':18} {'act':10} {'loss':4} {'opt':5} {'MACs/step':>10} {'ratio':>7}  check")
+        for p in sorted(points, key=lambda q: q["ratio"])[:10]:
+            print(f"{p['cfg']:6} {p['shape']:18} {p['act']:10} {p['loss']:4} {p['opt']:5} {p['macs_per_step']:>10.3g} "
+                  f"{p['ratio']:>6.2f}x  {p['loss_check']}" +
+                  (f"  narrow/fused {p['narrow_over_fused']:.2f}x" if "narrow_over_fused" in p else ""))
+        print("(the 10 lowest ratios; every point in grid.md)")
+    for line in lines:
+        if line.startswith("| seed16") or line.startswith("| x") or line.startswith("| wide") or line.startswith("| huge"):
+            print(line)
+    print(f"report: {out}/grid.md, grid.json, grid.svg")
+    if bad:
+        print("final losses disagree:\n  " + "\n  ".join(bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
