@@ -72,7 +72,9 @@ void CpuPredictor::run(const float* inputs, std::uint64_t rows, float* outputs) 
     const unsigned parts =
         n * m_macs_per_row < k_split_macs ? 1u : static_cast<unsigned>(std::min<std::size_t>(m_pool->size(), n));
     const float* params = m_params.data();
-    // Rows are independent: each part takes its rows through every layer, in its own rows of the buffers.
+    // Rows are independent: each part takes its rows through every layer in its own slice of each buffer, which
+    // starts at the part's first row times the buffer's widest layer, whatever the layer's width (a slice sized by
+    // the layer would overlap another part's slice of a wider layer).
     m_pool->run(parts, [&](unsigned index, unsigned count) {
         const Range r = split_range(n, index, count);
         if (r.empty()) return;
@@ -80,9 +82,9 @@ void CpuPredictor::run(const float* inputs, std::uint64_t rows, float* outputs) 
         for (std::size_t l = 0; l < plan.layers.size(); ++l) {
             const LayerPlan& layer = plan.layers[l];
             const std::size_t in = layer.inputs, out = layer.outputs;
-            float* z = m_z.data() + r.begin * out;
-            float* a =
-                l + 1 == plan.layers.size() ? outputs + r.begin * out : m_buffers[l % 2].data() + r.begin * out;
+            float* z = m_z.data() + r.begin * m_widest;
+            float* a = l + 1 == plan.layers.size() ? outputs + r.begin * out
+                                                   : m_buffers[l % 2].data() + r.begin * m_widest_hidden;
             m_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r.size()), static_cast<int>(out),
                     static_cast<int>(in), 1.0f, input, static_cast<int>(in), params + layer.weight_offset,
                     static_cast<int>(in), 0.0f, z, static_cast<int>(out));
