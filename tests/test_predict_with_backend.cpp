@@ -104,6 +104,21 @@ TEST_CASE("a predictor checks its inputs and closes after an error", "[plugin]")
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument,
                         net.predict_with_backend(rows_of(3, 2, 1), TrainingBackend::cpu()),
                         "Network::predict_with_backend", "expected 4 input columns");
+    // Rows are checked batch by batch while the backend works on the one before: the row named is the input's.
+    brain::Predictor small(net, TrainingBackend::cpu(), 4);
+    brain::Matrix late = rows_of(10, 4, 2);
+    late(9, 3) = INFINITY;
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, small.predict(late),
+                        "prediction on cpu: input row 9, column 3 is inf");
+    CHECK(small.is_open());
+    // Finite inputs whose outputs overflow float32 are refused, never returned.
+    auto big =
+        brain::Network::builder().input_size(2).dense(3, Activation::Relu).dense(1, Activation::Linear).build();
+    big.set_parameters(std::vector<float>(big.parameter_count(), 1e18f));
+    brain::Matrix ok_then_overflow{{1.0f, 1.0f}, {1e20f, 1e20f}};
+    BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError,
+                        big.predict_with_backend(ok_then_overflow, TrainingBackend::cpu()), "input row 1",
+                        "gives a non-finite output");
     predictor.close();
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidState, predictor.predict(rows_of(3, 4, 1)), "not usable");
 }

@@ -7,29 +7,46 @@
 #include <brain/network.hpp>
 #include <brain/predictor.hpp>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <future>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace brain {
 
 namespace {
 
-// The column count and finiteness of raw inputs, checked before anything reaches a backend.
-void check_inputs(const char* who, const Matrix& inputs, std::size_t input_size,
-                  const std::vector<std::string>& feature_names) {
-    if (inputs.cols() != input_size) {
-        std::string names;
-        for (std::size_t i = 0; i < feature_names.size() && i < 8; ++i)
-            names += (i ? ", " : " (") + feature_names[i];
-        if (!names.empty()) names += feature_names.size() > 8 ? ", ...)" : ")";
-        BRAIN_THROW(ErrorCode::InvalidArgument, who, ": expected ", input_size, " input columns", names, ", found ",
-                    inputs.cols(), "; pass one column per feature the network was built for");
+// The column count of raw inputs, checked before anything reaches a backend.
+void check_columns(const char* who, const Matrix& inputs, std::size_t input_size,
+                   const std::vector<std::string>& feature_names) {
+    if (inputs.cols() == input_size) return;
+    std::string names;
+    for (std::size_t i = 0; i < feature_names.size() && i < 8; ++i) names += (i ? ", " : " (") + feature_names[i];
+    if (!names.empty()) names += feature_names.size() > 8 ? ", ...)" : ")";
+    BRAIN_THROW(ErrorCode::InvalidArgument, who, ": expected ", input_size, " input columns", names, ", found ",
+                inputs.cols(), "; pass one column per feature the network was built for");
+}
+
+// The index of the first NaN or infinity in values[0, n), or n. It tests exponent bits, a loop the compiler
+// vectorises, so that the scan keeps pace with a device: it runs while the backend works on the previous batch.
+std::size_t first_non_finite(const float* values, std::size_t n) noexcept {
+    constexpr std::size_t block = 4096;
+    for (std::size_t begin = 0; begin < n; begin += block) {
+        const std::size_t end = std::min(n, begin + block);
+        std::uint32_t any = 0;
+        for (std::size_t i = begin; i < end; ++i) {
+            std::uint32_t bits = 0;
+            std::memcpy(&bits, values + i, sizeof bits);
+            any |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+        }
+        if (any)
+            for (std::size_t i = begin; i < end; ++i)
+                if (!std::isfinite(values[i])) return i;
     }
-    const std::vector<float>& values = inputs.data();
-    for (std::size_t i = 0; i < values.size(); ++i)
-        BRAIN_CHECK(std::isfinite(values[i]), ErrorCode::InvalidData, who, ": input row ", i / input_size,
-                    ", column ", i % input_size, " is ", values[i], "; every input must be finite");
+    return n;
 }
 
 } // namespace
@@ -119,36 +136,75 @@ Matrix Predictor::predict(const Matrix& inputs) {
     BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "predictor was moved from; use the moved-to predictor");
     Impl& p = *m_impl;
     p.require_open();
-    check_inputs("Predictor::predict", inputs, p.input_size, p.feature_names);
+    check_columns("Predictor::predict", inputs, p.input_size, p.feature_names);
     const std::size_t rows = inputs.rows(), in = p.input_size, out_width = p.output_size;
     Matrix out(rows, out_width);
-    Matrix chunk;
-    for (std::size_t begin = 0; begin < rows; begin += p.batch_rows) {
-        const std::size_t n = std::min(p.batch_rows, rows - begin);
-        const float* source = inputs.data().data() + begin * in;
-        if (p.standardization) {
-            const auto first = inputs.data().begin() + static_cast<std::ptrdiff_t>(begin * in);
-            chunk = Matrix(n, in, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(n * in)));
-            p.standardization->apply(chunk);
-            source = chunk.data().data();
-        }
-        float* target = out.data().data() + begin * out_width;
+    // Batch k + 1 is checked (and standardised) here while the backend works on batch k on a helper thread, so
+    // the host's pass over the rows costs no time beside a device; calls into the plugin never overlap.
+    Matrix standardised[2];
+    std::future<void> running;
+    std::size_t running_begin = 0, running_rows = 0;
+    const auto run = [&p](const float* source, std::size_t n, float* target) {
+        p.plugin->check(p.plugin->api().predictor_run(p.handle, source, n, target));
+    };
+    // Waits for the batch in flight; checks its outputs. A failed call leaves the backend's state unknown.
+    const auto finish = [&] {
+        if (!running.valid()) return;
         try {
-            p.plugin->check(p.plugin->api().predictor_run(p.handle, source, n, target));
+            running.get();
         } catch (const Error& e) {
-            // A failed call leaves the backend's state unknown.
             p.closed_reason = "predictor_run failed (" + std::string(to_string(e.code())) + ")";
             p.close();
             throw;
         }
         // A NaN or infinite prediction is never handed back as if it were an answer.
-        for (std::size_t i = 0; i < n * out_width; ++i)
-            BRAIN_CHECK(std::isfinite(target[i]), ErrorCode::NumericalError, "Predictor::predict on ",
-                        p.backend.describe(), ": input row ", begin + i / out_width,
-                        " gives a non-finite output (output ", i % out_width, " is ", target[i],
-                        "): its values overflow this model's arithmetic (float32, or the precision asked for), or "
-                        "lie far outside the data the model was trained on; check that row");
+        const float* target = out.data().data() + running_begin * out_width;
+        const std::size_t bad = first_non_finite(target, running_rows * out_width);
+        BRAIN_CHECK(bad == running_rows * out_width, ErrorCode::NumericalError, "prediction on ",
+                    p.backend.describe(), ": input row ", running_begin + bad / out_width,
+                    " gives a non-finite output (output ", bad % out_width, " is ", target[bad],
+                    "): its values overflow this model's arithmetic (float32, or the precision asked for), or lie "
+                    "far outside the data the model was trained on; check that row");
+    };
+    for (std::size_t begin = 0, index = 0; begin < rows; begin += p.batch_rows, ++index) {
+        const std::size_t n = std::min(p.batch_rows, rows - begin);
+        const float* source = inputs.data().data() + begin * in;
+        const std::size_t bad = first_non_finite(source, n * in);
+        if (bad < n * in) {
+            finish();
+            BRAIN_THROW(ErrorCode::InvalidData, "prediction on ", p.backend.describe(), ": input row ",
+                        begin + bad / in, ", column ", bad % in, " is ", source[bad],
+                        "; every input must be finite");
+        }
+        if (p.standardization) {
+            const auto first = inputs.data().begin() + static_cast<std::ptrdiff_t>(begin * in);
+            Matrix& chunk = standardised[index % 2];
+            chunk = Matrix(n, in, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(n * in)));
+            p.standardization->apply(chunk);
+            source = chunk.data().data();
+        }
+        finish();
+        float* target = out.data().data() + begin * out_width;
+        running_begin = begin;
+        running_rows = n;
+        if (begin + n < rows) {
+            try {
+                running = std::async(std::launch::async, run, source, n, target);
+                continue;
+            } catch (const std::system_error&) {
+                // No thread to be had: this batch runs here, without the overlap.
+            }
+        }
+        std::promise<void> done;
+        try {
+            run(source, n, target);
+            done.set_value();
+        } catch (...) {
+            done.set_exception(std::current_exception());
+        }
+        running = done.get_future();
     }
+    finish();
     return out;
 }
 
@@ -169,7 +225,8 @@ bool Predictor::is_open() const noexcept {
 }
 
 Matrix Network::predict_with_backend(const Matrix& inputs, const TrainingBackend& backend) const {
-    check_inputs("Network::predict_with_backend", inputs, input_size(), feature_names());
+    // The columns before the backend opens; the values stream with the rows (Predictor::predict).
+    check_columns("Network::predict_with_backend", inputs, input_size(), feature_names());
     // The batch never needs to be larger than the input.
     Predictor predictor(*this, backend, std::clamp<std::size_t>(inputs.rows(), 1, Predictor::default_batch_rows));
     return predictor.predict(inputs);
