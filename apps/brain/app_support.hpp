@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace brain::app {
 
@@ -32,9 +33,14 @@ std::string error_line(const Error& error);
 // Metal off Apple systems), as opposed to a failure of a run that could have worked.
 bool is_backend_unavailable(ErrorCode code) noexcept;
 
-// Write `content` to `path` atomically: a temporary file beside it, flushed and fsync'ed, then renamed over
-// the target. On failure the target is untouched and the temporary removed; throws Error(IoError).
-void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+// Write `content` to `path` through brain::write_file_safely (safe_file.hpp): whole or not at all, never over a
+// symbolic link, directory, device, FIFO, socket or one of `inputs`; throws Error(IoError).
+void write_file_atomically(const std::filesystem::path& path, const std::string& content,
+                           const std::vector<std::filesystem::path>& inputs = {});
+
+// A value from a file for a terminal: as it is when short and printable, otherwise quote_excerpt's form (at most
+// 40 bytes, control characters as \xNN), so a hostile label can neither flood nor garble the output.
+std::string printable(const std::string& text);
 
 // A duration as "412ms", "3.10s" or "2m05s" (the chapter's style).
 std::string format_duration(std::chrono::nanoseconds d);

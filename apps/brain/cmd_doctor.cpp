@@ -1,9 +1,11 @@
 // brain doctor: ask a backend's device what it can do before committing a run to it (chapter 11.3).
 #include "app_support.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 
 #include <brain/brain.hpp>
 #include <iostream>
+#include <optional>
 
 namespace brain::app {
 
@@ -11,11 +13,15 @@ namespace {
 
 struct DoctorOptions {
     std::string backend = "cuda:0";
-    std::uint64_t budget_mib = 8192;
+    std::optional<std::uint64_t> budget_mib;
 };
 
 int run_doctor(const DoctorOptions& options) {
-    const TrainingBackend backend = TrainingBackend::parse(options.backend, options.budget_mib);
+    // As in train: without --budget a device is probed under 8192 MiB and the CPU has nothing to probe; a budget
+    // given for the CPU is probed too (the host memory can, or cannot, hold it).
+    const bool cpu = options.backend.substr(0, options.backend.find(':')) == "cpu";
+    const TrainingBackend backend =
+        TrainingBackend::parse(options.backend, options.budget_mib.value_or(cpu ? 0 : 8192));
     std::optional<AcceleratorReport> report;
     try {
         report = accelerator_doctor(backend);
@@ -52,8 +58,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--backend", options->backend, "cpu, cuda:<device>, metal:<device> or <plugin>:<device>")
         ->capture_default_str();
     cmd->add_option("--budget", options->budget_mib,
-                    "memory budget in MiB that the allocation test really allocates and frees")
-        ->capture_default_str();
+                    "memory budget in MiB that the allocation test really allocates and frees (default: 8192 for "
+                    "a device; for cpu, none: nothing to probe)")
+        ->check(whole_number(UINT64_MAX));
     cmd->callback([options, &exit_code] { exit_code = run_doctor(*options); });
 }
 

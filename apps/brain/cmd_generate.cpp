@@ -1,5 +1,6 @@
 // brain generate: synthetic data sets, so the project ships its own data.
 #include "app_support.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "synthetic.hpp"
 
@@ -20,10 +21,18 @@ struct GenerateOptions {
 
 int run_generate(const GenerateOptions& o) {
     const SyntheticKind kind = parse_synthetic_kind(o.kind);
-    const std::string text = generate_csv(kind, o.rows, o.seed);
-    write_file_atomically(o.out, text);
-    std::cout << "wrote " << o.rows << " rows of " << o.kind << " data to " << o.out
-              << " (columns: " << text.substr(0, text.find('\n')) << ")\n";
+    BRAIN_CHECK_ARG(o.rows > 0, "a data set needs at least one row, found --rows 0");
+    // Streamed in pieces through one OutputFile: memory stays bounded for any --rows, and a full disk or the
+    // file-size limit leaves no partial file behind.
+    OutputFile file(o.out);
+    std::string header;
+    generate_csv(kind, o.rows, o.seed, [&](std::string_view part) {
+        if (header.empty()) header = std::string(part.substr(0, part.find('\n')));
+        file.write(part);
+    });
+    file.commit();
+    std::cout << "wrote " << o.rows << " rows of " << o.kind << " data to " << o.out << " (columns: " << header
+              << ")\n";
     return exit_ok;
 }
 
@@ -40,9 +49,12 @@ void add_generate_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--kind", o->kind, "regression, churn or xor")
         ->capture_default_str()
         ->check(CLI::IsMember({"regression", "churn", "xor"}));
-    cmd->add_option("--rows", o->rows, "number of rows")->capture_default_str();
-    cmd->add_option("--out", o->out, "the CSV file to write (atomically)")->required();
-    cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
+    cmd->add_option("--rows", o->rows, "number of rows")->capture_default_str()->check(whole_number(UINT64_MAX));
+    cmd->add_option("--out", o->out,
+                    "the CSV file to write (whole or not at all; a symbolic link, directory, device, FIFO or "
+                    "socket is refused)")
+        ->required();
+    cmd->add_option("--seed", o->seed, "random seed")->capture_default_str()->check(whole_number(UINT64_MAX));
     cmd->callback([o, &exit_code] { exit_code = run_generate(*o); });
 }
 

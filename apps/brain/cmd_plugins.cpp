@@ -28,7 +28,16 @@ int run_plugins() {
         std::cout << "  no libbrain_<name>.so in any directory above; build the plugins (they land in the "
                      "build tree's lib/brain/plugins) or set BRAIN_PLUGIN_PATH\n";
     for (const auto& r : records) {
-        std::cout << "\n  " << r.name << (r.ok ? "  [ok]" : "  [failed]") << "\n";
+        // The one file each backend name resolves to is marked "used"; train and doctor load exactly that file.
+        if (r.selection != PluginRecord::Selection::Used) {
+            const bool skipped = r.selection == PluginRecord::Selection::Skipped;
+            std::cout << "\n  " << r.name << (skipped ? "  [skipped]" : "  [not used]") << "\n";
+            std::cout << "    path:    " << r.path.string() << "\n";
+            std::cout << "    reason:  " << r.message << "\n";
+            continue;
+        }
+        std::cout << "\n  " << r.name << (r.ok ? "  [ok]" : "  [failed]") << "  (used for backend " << r.name
+                  << ")\n";
         std::cout << "    path:    " << (r.path.empty() ? std::string("(not found)") : r.path.string()) << "\n";
         std::cout << "    stage:   " << to_string(r.stage) << "\n";
         if (r.abi_major != 0 || r.abi_minor != 0)
@@ -56,8 +65,11 @@ int run_plugins() {
 
 void add_plugins_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("plugins", "List every directory searched for backend plugins and every "
-                                              "plugin found: path, load stage reached, ok or the precise "
-                                              "failure, ABI version, and its device count or why it has none.");
+                                              "plugin file found: which file each backend uses (the first regular "
+                                              "libbrain_<name>.so on the path), entries skipped (not regular "
+                                              "files) or not used (a later copy), the load stage reached, ok or "
+                                              "the precise failure, ABI version, and the device count or why it "
+                                              "has none.");
     cmd->callback([&exit_code] { exit_code = run_plugins(); });
 }
 

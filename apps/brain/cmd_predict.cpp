@@ -1,13 +1,16 @@
 // brain predict: apply a saved model to the rows of a CSV file. Runs on the host; needs no plugin and no GPU.
 #include "app_support.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
-#include "csv_table.hpp"
 
 #include <brain/brain.hpp>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 namespace brain::app {
 
@@ -18,11 +21,12 @@ struct PredictOptions {
     std::string csv;
     std::string out;
     std::string compare;
+    InputOptions input;
 };
 
-std::string fmt(float v) {
+std::string fmt(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(v));
+    std::snprintf(buf, sizeof buf, "%.6g", v);
     return buf;
 }
 
@@ -32,16 +36,111 @@ std::string label_of(const Network& network, std::size_t k) {
     return k < labels.size() ? labels[k] : std::to_string(k);
 }
 
-// Whether a true-value cell names class `k`: by label text, or by value for numeric 0/1 targets ("1.0" is 1).
-bool same_label(const Network& network, const std::string& cell, std::size_t k) {
-    if (!network.class_labels().empty()) return cell == label_of(network, k);
-    const auto value = parse_finite_float(cell);
-    return value && *value == static_cast<float>(k);
+// The network's outputs; a row whose output is not finite is an error naming its line in the file.
+Matrix predict_rows(const Network& network, const Matrix& x, const CsvTable& table) {
+    try {
+        return network.predict(x);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::NumericalError) throw;
+        // Which row: one at a time, on this error path only.
+        for (std::size_t r = 0; r < x.rows(); ++r) {
+            const Matrix one(1, x.cols(), std::vector<float>(x.row(r).begin(), x.row(r).end()));
+            try {
+                (void)network.predict(one);
+            } catch (const Error& row) {
+                if (row.code() != ErrorCode::NumericalError) throw;
+                BRAIN_THROW(
+                    ErrorCode::NumericalError, table.origin(), ":", table.line_of(r),
+                    ": the model's output for this row is not finite (NaN or infinity): its values overflow "
+                    "the model's float32 arithmetic (values near +-3.4e38, or far outside the data the "
+                    "model was trained on); fix or remove that row. Nothing was written");
+            }
+        }
+        throw;
+    }
+}
+
+// The predicted class of each row (argmax; a single sigmoid output thresholds 0.5, as predict_classes does).
+std::vector<std::size_t> classes_of(const Matrix& outputs) {
+    std::vector<std::size_t> classes(outputs.rows());
+    for (std::size_t r = 0; r < outputs.rows(); ++r) {
+        if (outputs.cols() == 1) {
+            classes[r] = outputs(r, 0) >= 0.5f ? 1 : 0;
+            continue;
+        }
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < outputs.cols(); ++k)
+            if (outputs(r, k) > outputs(r, best)) best = k;
+        classes[r] = best;
+    }
+    return classes;
+}
+
+// The predictions as CSV, handed to `sink` in pieces of about 1 MiB.
+void write_predictions(const Network& network, const Matrix& outputs, const std::vector<std::size_t>& classes,
+                       const std::function<void(std::string_view)>& sink) {
+    std::string text;
+    if (network.is_classifier()) {
+        text += "label";
+        // A single sigmoid output is the probability of class "1" (or of the second label).
+        if (outputs.cols() == 1)
+            text += ",p_" + csv_escape(label_of(network, 1));
+        else
+            for (std::size_t k = 0; k < outputs.cols(); ++k) text += ",p_" + csv_escape(label_of(network, k));
+    } else {
+        const auto& names = network.target_names();
+        for (std::size_t k = 0; k < outputs.cols(); ++k)
+            text += (k ? "," : "") + csv_escape(k < names.size() ? names[k] : str("y", k));
+    }
+    text += "\n";
+    for (std::size_t r = 0; r < outputs.rows(); ++r) {
+        if (!classes.empty()) text += csv_escape(label_of(network, classes[r])) + ",";
+        for (std::size_t k = 0; k < outputs.cols(); ++k) {
+            if (k) text += ',';
+            text += fmt(outputs(r, k));
+        }
+        text += "\n";
+        if (text.size() >= (1u << 20)) {
+            sink(text);
+            text.clear();
+        }
+    }
+    sink(text);
+}
+
+void print_accuracy(const Network& network, const CsvTable& table, std::size_t column, const std::string& name,
+                    const std::vector<std::size_t>& classes) {
+    std::map<std::string_view, std::size_t> index;
+    for (std::size_t k = 0; k < network.class_labels().size(); ++k) index.emplace(network.class_labels()[k], k);
+    std::size_t right = 0, unknown = 0;
+    for (std::size_t r = 0; r < table.rows(); ++r) {
+        const std::string_view cell = table.cell(r, column);
+        std::optional<std::size_t> truth;
+        if (!index.empty()) {
+            if (const auto it = index.find(cell); it != index.end()) truth = it->second;
+        } else if (const CsvNumber n = parse_csv_number(cell);
+                   n.kind == CsvCellKind::Number && (n.value == 0.0f || n.value == 1.0f)) {
+            truth = static_cast<std::size_t>(n.value); // numeric 0/1 targets: "1.0" is class 1
+        }
+        if (!truth) ++unknown;
+        if (truth && *truth == classes[r]) ++right;
+    }
+    std::cout << "accuracy against '" << name
+              << "': " << fmt(static_cast<double>(right) / static_cast<double>(table.rows())) << " (" << right
+              << "/" << table.rows() << ")\n";
+    if (unknown > 0)
+        std::cout << unknown
+                  << " of the rows hold a value that is none of the model's classes (counted as wrong)\n";
 }
 
 int run_predict(const PredictOptions& o) {
-    const Network network = Network::load_json(o.model);
-    const CsvTable table = CsvTable::read(o.csv);
+    // Every check that can fail runs before anything is written: the output path, both inputs, the feature
+    // columns, the --compare column and the predictions themselves.
+    const std::vector<std::filesystem::path> inputs{o.model, o.csv};
+    if (!o.out.empty()) check_output_path(o.out, inputs);
+    const InputLimits limits = o.input.limits();
+    const Network network = Network::load_json(o.model, limits);
+    const CsvTable table = CsvTable::read(o.csv, ',', limits);
 
     std::vector<std::string> features = network.feature_names();
     if (features.empty())
@@ -49,70 +148,41 @@ int run_predict(const PredictOptions& o) {
     BRAIN_CHECK(features.size() == network.input_size(), ErrorCode::InvalidModelFile, o.model, ": the model names ",
                 features.size(), " features but its first layer takes ", network.input_size(),
                 " inputs; the file is inconsistent, retrain or restore it");
-    const Matrix inputs = table.numeric_columns(features);
-    const Matrix outputs = network.predict(inputs);
+    const Matrix x = table.numeric_columns(features);
 
-    const bool classifier = network.is_classifier();
-    std::vector<std::size_t> classes;
-    std::string csv_text;
-    if (classifier) {
-        classes = network.predict_classes(inputs);
-        csv_text += "label";
-        // A single sigmoid output is the probability of class "1" (or of the second label).
-        if (outputs.cols() == 1)
-            csv_text += str(",p_", csv_escape(label_of(network, 1)));
-        else
-            for (std::size_t k = 0; k < outputs.cols(); ++k)
-                csv_text += str(",p_", csv_escape(label_of(network, k)));
-    } else {
-        const auto& names = network.target_names();
-        for (std::size_t k = 0; k < outputs.cols(); ++k)
-            csv_text += str(k ? "," : "", csv_escape(k < names.size() ? names[k] : str("y", k)));
-    }
-    csv_text += "\n";
-    for (std::size_t r = 0; r < outputs.rows(); ++r) {
-        if (classifier) {
-            csv_text += csv_escape(label_of(network, classes[r]));
-            csv_text += ',';
-        }
-        for (std::size_t k = 0; k < outputs.cols(); ++k) {
-            if (k) csv_text += ',';
-            csv_text += fmt(outputs(r, k));
-        }
-        csv_text += "\n";
+    std::optional<std::size_t> compare;
+    Matrix truth;
+    if (!o.compare.empty()) {
+        compare = table.column_index(o.compare);
+        BRAIN_CHECK(compare.has_value(), ErrorCode::InvalidData, o.csv, " has no column ", quote_excerpt(o.compare),
+                    " to compare the predictions with (--compare); name one of its columns");
+        if (!network.is_classifier()) truth = table.numbers({*compare}, "the --compare column");
     }
 
+    const Matrix outputs = predict_rows(network, x, table);
+    const std::vector<std::size_t> classes =
+        network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};
     if (o.out.empty()) {
-        std::cout << csv_text;
+        write_predictions(network, outputs, classes, [](std::string_view part) { std::cout << part; });
     } else {
-        write_file_atomically(o.out, csv_text);
+        OutputFile file(o.out, inputs);
+        write_predictions(network, outputs, classes, [&file](std::string_view part) { file.write(part); });
+        file.commit();
         std::cout << "wrote " << outputs.rows() << " predictions to " << o.out << "\n";
     }
 
-    if (!o.compare.empty()) {
-        const auto column = table.column_index(o.compare);
-        BRAIN_CHECK(column.has_value(), ErrorCode::InvalidData, o.csv, " has no column '", o.compare,
-                    "' to compare the predictions with (--compare)");
-        if (classifier) {
-            std::size_t right = 0;
-            for (std::size_t r = 0; r < table.rows(); ++r)
-                if (same_label(network, table.cell(r, *column), classes[r])) ++right;
-            std::cout << "accuracy against '" << o.compare
-                      << "': " << fmt(static_cast<float>(right) / static_cast<float>(table.rows())) << " (" << right
-                      << "/" << table.rows() << ")\n";
-        } else {
-            const Matrix truth = table.numeric_columns({o.compare});
-            double sq = 0.0, abs = 0.0;
-            for (std::size_t r = 0; r < truth.rows(); ++r) {
-                const double d = static_cast<double>(outputs(r, 0)) - truth(r, 0);
-                sq += d * d;
-                abs += std::fabs(d);
-            }
-            const double n = static_cast<double>(std::max<std::size_t>(truth.rows(), 1));
-            std::cout << "against '" << o.compare << "' (first output): rmse "
-                      << fmt(static_cast<float>(std::sqrt(sq / n))) << ", mae " << fmt(static_cast<float>(abs / n))
-                      << " over " << truth.rows() << " rows\n";
+    if (compare && network.is_classifier()) {
+        print_accuracy(network, table, *compare, o.compare, classes);
+    } else if (compare) {
+        double sq = 0.0, abs = 0.0;
+        for (std::size_t r = 0; r < truth.rows(); ++r) {
+            const double d = static_cast<double>(outputs(r, 0)) - truth(r, 0);
+            sq += d * d;
+            abs += std::fabs(d);
         }
+        const auto n = static_cast<double>(truth.rows());
+        std::cout << "against '" << o.compare << "' (first output): rmse " << fmt(std::sqrt(sq / n)) << ", mae "
+                  << fmt(abs / n) << " over " << truth.rows() << " rows\n";
     }
     return exit_ok;
 }
@@ -124,12 +194,17 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "predict", "Apply a saved model to a CSV file. Feature columns are found by the model's feature names "
                    "(extra columns are ignored; missing ones are an error naming them). Classifiers get a "
-                   "\"label\" column plus one probability column per class. Runs on the host, no GPU needed.");
+                   "\"label\" column plus one probability column per class. Runs on the host, no GPU needed. A "
+                   "row whose prediction is not finite is an error naming its line; on any error nothing is "
+                   "written.");
     cmd->add_option("--model", o->model, "a model file written by brain train (save_json)")->required();
     cmd->add_option("--csv", o->csv, "rows to predict, with a header row")->required();
-    cmd->add_option("--out", o->out, "write the predictions here (atomically) instead of to standard output");
+    cmd->add_option("--out", o->out,
+                    "write the predictions here (whole or not at all) instead of to standard output; a symbolic "
+                    "link, directory, device, FIFO, socket, --model or --csv is refused");
     cmd->add_option("--compare", o->compare,
                     "a column of true values in --csv: print accuracy (classifiers) or RMSE/MAE (regressors)");
+    add_input_options(*cmd, o->input, true);
     cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });
 }
 

@@ -1,6 +1,7 @@
 // brain train: read a CSV, build a network, train it through a TrainingSession epoch by epoch (so progress and
 // validation loss show per epoch, on every backend alike), then save the model.
 #include "app_support.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "progress.hpp"
@@ -36,11 +37,12 @@ struct TrainOptions {
     std::optional<std::uint64_t> budget_mib;
     std::string precision = "float32";
     std::string out;
+    InputOptions input;
 };
 
-std::string describe_layers(const Network& network) {
-    std::string s = std::to_string(network.input_size());
-    for (const auto& layer : network.layers()) s += str(" -> ", layer.outputs, " ", to_string(layer.activation));
+std::string describe_layers(const std::vector<LayerSpec>& layers) {
+    std::string s = std::to_string(layers.front().inputs);
+    for (const auto& layer : layers) s += str(" -> ", layer.outputs, " ", to_string(layer.activation));
     return s;
 }
 
@@ -51,24 +53,26 @@ void print_evaluation(const char* what, const Evaluation& e) {
 }
 
 int run_train(const TrainOptions& o) {
-    // Fail before the run, not after it, when the model could not be written anyway.
-    const std::filesystem::path out = std::filesystem::absolute(o.out);
-    BRAIN_CHECK(std::filesystem::is_directory(out.parent_path()), ErrorCode::IoError, "cannot write the model to '",
-                o.out, "': the directory '", out.parent_path().string(), "' does not exist; create it first");
     BRAIN_CHECK_ARG(o.validation >= 0.0 && o.validation < 1.0, "--validation must be in [0, 1), found ",
                     o.validation);
     BRAIN_CHECK_ARG(o.epochs > 0 && o.batch.value_or(1) > 0, "--epochs and --batch must be at least 1, found ",
                     o.epochs, " and ", o.batch.value_or(1));
+    // Everything that can be checked before the run is checked first: the output path (not found to be a
+    // directory, a device or the input after 40 epochs), the backend spec and its budget, the precision.
+    check_output_path(o.out, {o.csv});
+    const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
+    // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
+    const TrainingBackend backend = TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                        .with_precision(parse_precision(o.precision));
 
     CsvOptions csv_options;
     csv_options.target_columns = o.targets;
-    const Dataset data = Dataset::from_csv(o.csv, csv_options);
-
-    Dataset train = data;
+    csv_options.limits = o.input.limits();
+    Dataset train = Dataset::from_csv(o.csv, csv_options);
     std::optional<Dataset> validation;
     if (o.validation > 0.0) {
-        auto [t, v] = data.split(o.validation, o.seed);
-        BRAIN_CHECK_ARG(t.size() > 0 && v.size() > 0, "--validation ", o.validation, " splits the ", data.size(),
+        auto [t, v] = train.split(o.validation, o.seed);
+        BRAIN_CHECK_ARG(t.size() > 0 && v.size() > 0, "--validation ", o.validation, " splits the ", train.size(),
                         " rows of ", o.csv, " into ", t.size(), " training and ", v.size(),
                         " validation rows; both need at least one; use more rows or another fraction");
         train = std::move(t);
@@ -81,49 +85,66 @@ int run_train(const TrainOptions& o) {
     const Activation output = !o.output_activation.empty()    ? parse_activation(o.output_activation)
                               : !train.class_labels().empty() ? Activation::Softmax
                                                               : Activation::Linear;
+    std::vector<LayerSpec> shape;
+    std::size_t width = train.input_width();
+    for (std::size_t units : o.layers) {
+        shape.push_back(LayerSpec{width, units, hidden});
+        width = units;
+    }
+    shape.push_back(LayerSpec{width, train.target_width(), output});
+    const Optimizer optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
+    // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
+    const std::uint32_t batch = o.batch.value_or(
+        static_cast<std::uint32_t>(std::min<std::size_t>(256, std::max<std::size_t>(train.size(), 1))));
+    // The whole run's host memory from the shapes, before the network is built: the network, the checkpoint
+    // copies (one more with --validation) and, on the CPU, the session. A mistyped width fails here, at once.
+    require_host_memory(training_host_memory_bytes(shape, optimizer, train.size(), batch, o.standardize, backend,
+                                                   validation ? 3 : 2),
+                        str("training ", describe_layers(shape), " on ", backend.describe()),
+                        "use narrower or fewer layers, a smaller batch or fewer rows, or free memory");
+
     auto builder = Network::builder();
     builder.input_size(train.input_width());
     for (std::size_t units : o.layers) builder.dense(units, hidden);
     builder.dense(train.target_width(), output);
     if (!o.loss.empty()) builder.loss(parse_loss(o.loss));
-    builder.optimizer(parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay));
+    builder.optimizer(optimizer);
     builder.seed(o.seed);
     Network network = builder.build();
     network.adopt_dataset_metadata(train);
-
-    const std::uint64_t budget = o.budget_mib.value_or(o.backend == "cpu" ? 0 : 8192);
-    const TrainingBackend backend =
-        TrainingBackend::parse(o.backend, budget).with_precision(parse_precision(o.precision));
-    // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
-    const std::uint32_t batch = o.batch.value_or(
-        static_cast<std::uint32_t>(std::min<std::size_t>(256, std::max<std::size_t>(train.size(), 1))));
     const TrainConfig config{o.epochs, batch, true, o.seed};
 
-    std::cout << "Training " << describe_layers(network) << " (" << to_string(network.loss()) << ", "
+    std::cout << "Training " << describe_layers(network.layers()) << " (" << to_string(network.loss()) << ", "
               << to_string(network.optimizer().kind) << " lr " << network.optimizer().learning_rate << ") on "
               << backend.describe() << ", batch " << batch << "\n";
     std::cout << "data: " << o.csv << ": " << train.size() << " training rows"
               << (validation ? str(", ", validation->size(), " validation rows") : std::string()) << ", "
               << train.input_width() << " features -> " << train.target_width() << " outputs";
-    if (!train.class_labels().empty()) {
+    if (const auto& labels = train.class_labels(); !labels.empty()) {
         std::cout << " (classes:";
-        for (const auto& label : train.class_labels()) std::cout << " " << label;
+        for (std::size_t k = 0; k < labels.size() && k < 20; ++k) std::cout << " " << printable(labels[k]);
+        if (labels.size() > 20) std::cout << " ... (" << labels.size() << " in all)";
         std::cout << ")";
     }
-    std::cout << (o.standardize ? ", standardized" : "") << "\n" << std::flush;
+    std::cout << (o.standardize ? ", standardized" : "") << "\n";
+    // Which plugin file serves the backend (the first regular libbrain_<name>.so on the search path).
+    const PluginRecord plugin = load_plugin(backend.plugin_name());
+    std::cout << "plugin: " << plugin.path.string() << (plugin.version.empty() ? "" : " " + plugin.version) << "\n"
+              << std::flush;
 
     TrainingSession session(network, train, config, backend);
     EpochProgress progress(std::cout, o.epochs, stdout_is_terminal());
+    // The validation loss needs the weights on the host: one checkpoint per epoch into one probe network, the
+    // price of asking for a split (it shows in checkpoint_time).
+    std::optional<Network> probe;
+    if (validation) probe = network;
     try {
         for (std::uint32_t epoch = 1; epoch <= o.epochs; ++epoch) {
             const float loss = session.train_epoch();
             std::optional<float> validation_loss;
-            if (validation) {
-                // The validation loss needs the weights on the host: one checkpoint per epoch, the price of
-                // asking for a split (it shows in checkpoint_time).
-                Network probe = network;
-                probe.restore_checkpoint(session.checkpoint());
-                validation_loss = probe.evaluate(*validation).loss;
+            if (probe) {
+                probe->restore_checkpoint(session.checkpoint());
+                validation_loss = probe->evaluate(*validation).loss;
             }
             progress.update(epoch, loss, validation_loss);
         }
@@ -139,7 +160,7 @@ int run_train(const TrainOptions& o) {
     std::cout << stats << "\n";
     print_evaluation("training:  ", network.evaluate(train));
     if (validation) print_evaluation("validation:", network.evaluate(*validation));
-    network.save_json(o.out);
+    network.save_json(o.out, {o.csv});
     std::cout << "saved model to " << o.out << "\n";
     return exit_ok;
 }
@@ -151,7 +172,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "train", "Train a dense network on a CSV file through a TrainingSession on any backend, one progress "
                  "line per epoch (loss, validation loss with --validation, elapsed time), then print the "
-                 "session stats and save the model atomically. On error nothing is written.");
+                 "session stats and save the model (whole or not at all: never over a symbolic link, directory, "
+                 "device or the input). On error nothing is written.");
     cmd->add_option("--csv", o->csv, "training data: a CSV file with a header row")->required();
     cmd->add_option("--target", o->targets,
                     "target column (repeat or comma-separate for several); a column with text cells is a class "
@@ -160,7 +182,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
         ->delimiter(',');
     cmd->add_option("--layers", o->layers, "hidden layer widths, comma-separated")
         ->delimiter(',')
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole_number(UINT32_MAX));
     cmd->add_option("--activation", o->activation,
                     "hidden activation: linear, relu, leaky_relu, sigmoid, tanh, gelu")
         ->capture_default_str();
@@ -173,22 +196,32 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str();
     cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
     cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str();
-    cmd->add_option("--epochs", o->epochs, "epochs to train")->capture_default_str();
-    cmd->add_option("--batch", o->batch, "batch size (default: 256, or all rows when there are fewer)");
+    cmd->add_option("--epochs", o->epochs, "epochs to train")
+        ->capture_default_str()
+        ->check(whole_number(UINT32_MAX));
+    cmd->add_option("--batch", o->batch, "batch size (default: 256, or all rows when there are fewer)")
+        ->check(whole_number(UINT32_MAX));
     cmd->add_option("--validation", o->validation,
                     "fraction of rows held out (shuffled with --seed) to report a validation loss per epoch")
         ->capture_default_str();
     cmd->add_option("--seed", o->seed, "seed for initialisation, the split and the batch order")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole_number(UINT64_MAX));
     cmd->add_flag("--standardize,!--no-standardize", o->standardize,
                   "standardize features with training-set statistics saved in the model (default: on)");
     cmd->add_option("--backend", o->backend, "cpu, cuda:<device>, metal:<device> or <plugin>:<device>")
         ->capture_default_str();
     cmd->add_option("--budget", o->budget_mib,
-                    "device memory budget in MiB (default: none for cpu, 8192 for a device)");
+                    "memory budget in MiB for the session's tensors, on every backend (default: none for cpu, 8192 "
+                    "for a device); a session that needs more fails before it allocates")
+        ->check(whole_number(UINT64_MAX));
     cmd->add_option("--precision", o->precision, "matrix-product precision: float32, tf32 or bf16 (accelerators)")
         ->capture_default_str();
-    cmd->add_option("--out", o->out, "where to save the trained model (JSON, written atomically)")->required();
+    cmd->add_option("--out", o->out,
+                    "where to save the trained model (JSON); checked before training: a symbolic link, directory, "
+                    "device, FIFO, socket or the --csv file is refused")
+        ->required();
+    add_input_options(*cmd, o->input, true);
     cmd->callback([o, &exit_code] { exit_code = run_train(*o); });
 }
 

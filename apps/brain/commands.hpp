@@ -19,9 +19,16 @@ void add_predict_command(CLI::App& app, int& exit_code);
 // brain generate: write a synthetic CSV data set.
 void add_generate_command(CLI::App& app, int& exit_code);
 
-// Exit statuses shared by every subcommand.
+// Exit statuses shared by every subcommand (docs/cli.md, "Exit status").
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_check_failed = 1; // ran, but a check it reports on failed (doctor)
 inline constexpr int exit_error = 2;        // a brain::Error: bad input, unavailable backend, failed run
+// Command-line usage errors, CLI11's kinds folded into 105-110.
+inline constexpr int exit_bad_value = 105;            // a value that does not convert or fails its check
+inline constexpr int exit_missing_option = 106;       // a required option (or the subcommand) is missing
+inline constexpr int exit_option_needs_another = 107; // an option given without one it needs
+inline constexpr int exit_options_exclude = 108;      // two options that exclude each other
+inline constexpr int exit_unknown_argument = 109;     // an unknown option or an extra argument
+inline constexpr int exit_other_usage = 110;          // the wrong number of values, or any other usage error
 
 } // namespace brain::app

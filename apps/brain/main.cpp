@@ -4,10 +4,70 @@
 
 #include <CLI/CLI.hpp>
 #include <brain/brain.hpp>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <new>
+#include <stdexcept>
+
+namespace {
+
+// CLI11's exit codes folded into the documented range 105-110 (docs/cli.md, "Exit status").
+int usage_exit_code(const CLI::ParseError& e) {
+    using Code = CLI::ExitCodes;
+    switch (static_cast<Code>(e.get_exit_code())) {
+    case Code::Success:
+        return brain::app::exit_ok; // --help, --version
+    case Code::ConversionError:
+    case Code::ValidationError:
+        return brain::app::exit_bad_value;
+    case Code::RequiredError:
+        return brain::app::exit_missing_option;
+    case Code::RequiresError:
+        return brain::app::exit_option_needs_another;
+    case Code::ExcludesError:
+        return brain::app::exit_options_exclude;
+    case Code::ExtrasError:
+    case Code::OptionNotFound:
+        return brain::app::exit_unknown_argument;
+    default:
+        return brain::app::exit_other_usage;
+    }
+}
+
+// Ctrl-C or a kill during a long write (generate, predict --out) removes the temporary file, then ends the process
+// as the signal would have.
+extern "C" void on_termination_signal(int signal) {
+    brain::remove_temporary_output_files();
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+}
+
+void remove_temporaries_on_termination() {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction current {};
+        // A signal the caller chose to ignore (nohup) stays ignored.
+        if (::sigaction(signal, nullptr, &current) != 0 || current.sa_handler == SIG_IGN) continue;
+        struct sigaction handler {};
+        handler.sa_handler = on_termination_signal;
+        sigemptyset(&handler.sa_mask);
+        ::sigaction(signal, &handler, nullptr);
+    }
+}
+
+int report(const brain::Error& e) {
+    std::cout.flush();
+    std::cerr << brain::app::error_line(e) << std::endl;
+    return brain::app::exit_error;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
+    // A write past the file-size limit (ulimit -f) must be an error with a message, not a silent kill.
+    std::signal(SIGXFSZ, SIG_IGN);
+    remove_temporaries_on_termination();
+
     CLI::App app{"brain " + std::string(brain::version()) +
                  ": train dense neural networks on the CPU or on GPUs through run-time backend plugins.\n"
                  "Backends: cpu, cuda:<device>, metal:<device>, <plugin-name>:<device>. Nothing ever falls back "
@@ -16,8 +76,12 @@ int main(int argc, char** argv) {
     app.name("brain");
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("brain ") + brain::version());
-    app.footer("Exit status: 0 success, 1 a reported check failed (doctor), 2 an error (printed as "
-               "\"error: <ErrorCode>: <message>\"), 105-110 bad command-line usage.");
+    app.footer("Exit status: 0 success; 1 a reported check failed (doctor); 2 an error, printed as \"error: "
+               "<ErrorCode>: <message>\"; 105-110 bad command-line usage: 105 a value that is not valid, 106 a "
+               "required option missing, 107 an option given without one it needs, 108 options that exclude each "
+               "other, 109 an unknown option or extra argument, 110 an option given the wrong number of values (or "
+               "any other usage "
+               "error).");
 
     int exit_code = brain::app::exit_ok;
     brain::app::add_generate_command(app, exit_code);
@@ -27,19 +91,33 @@ int main(int argc, char** argv) {
     brain::app::add_doctor_command(app, exit_code);
     brain::app::add_plugins_command(app, exit_code);
 
+    // Every failure ends as one line naming a documented ErrorCode, in the user's terms: no standard-library
+    // exception text reaches the terminal.
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        app.exit(e);
+        return usage_exit_code(e);
     } catch (const brain::Error& e) {
-        std::cout.flush();
-        std::cerr << brain::app::error_line(e) << std::endl;
-        return brain::app::exit_error;
-    } catch (const std::exception& e) {
-        // Not a brain::Error (e.g. std::bad_alloc): still one line, still non-zero.
-        std::cout.flush();
-        std::cerr << "error: " << e.what() << std::endl;
-        return brain::app::exit_error;
+        return report(e);
+    } catch (const std::bad_alloc&) {
+        return report(brain::Error(brain::ErrorCode::AllocationFailed,
+                                   "the command ran out of host memory; use smaller inputs or a smaller network, "
+                                   "or raise the process's memory limit"));
+    } catch (const std::length_error&) {
+        return report(brain::Error(brain::ErrorCode::AllocationFailed,
+                                   "an input is too large to hold in memory; use smaller inputs or a smaller "
+                                   "network"));
+    } catch (const std::exception&) {
+        return report(brain::Error(brain::ErrorCode::InvalidState,
+                                   "the command stopped on an unexpected internal failure; please report it with "
+                                   "the command line that caused it"));
     }
+    // Output that could not be written (a full disk behind a pipe, /dev/full) is an error, not a success.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0)
+        return report(brain::Error(brain::ErrorCode::IoError,
+                                   "writing to standard output failed (the disk is full or the pipe was closed); "
+                                   "the output is incomplete"));
     return exit_code;
 }

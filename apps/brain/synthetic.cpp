@@ -43,73 +43,89 @@ std::string fmt(double v, int decimals) {
     return buf;
 }
 
-void regression_csv(std::string& out, std::size_t rows, SyntheticRng& rng) {
-    out += "x0,x1,x2,x3,x4,x5,y\n";
-    for (std::size_t r = 0; r < rows; ++r) {
-        double x[6];
-        for (double& v : x) v = rng.uniform(-2.0, 2.0);
-        // Smooth but clearly nonlinear: a linear model cannot fit the sine, product and square terms.
-        const double y = std::sin(x[0]) + 0.5 * x[1] * x[2] + 0.3 * x[3] * x[3] - 0.2 * x[4] +
-                         0.5 * std::tanh(2.0 * x[5]) + 0.05 * rng.normal();
-        for (double v : x) out += fmt(v, 4) + ",";
-        out += fmt(y, 5) + "\n";
+const char* header_of(SyntheticKind kind) {
+    switch (kind) {
+    case SyntheticKind::Regression:
+        return "x0,x1,x2,x3,x4,x5,y\n";
+    case SyntheticKind::Churn:
+        return "tenure_months,monthly_charges,total_charges,support_calls,contract_months,paperless_billing,"
+               "senior,num_services,churned\n";
+    case SyntheticKind::Xor:
+        return "x0,x1,y\n";
     }
+    return "";
 }
 
-void churn_csv(std::string& out, std::size_t rows, SyntheticRng& rng) {
-    out += "tenure_months,monthly_charges,total_charges,support_calls,contract_months,paperless_billing,"
-           "senior,num_services,churned\n";
-    for (std::size_t r = 0; r < rows; ++r) {
-        const double contract_pick = rng.uniform();
-        const int contract = contract_pick < 0.5 ? 1 : (contract_pick < 0.8 ? 12 : 24);
-        // Longer contracts go with longer tenure, as in real subscription data.
-        const int tenure =
-            std::clamp(static_cast<int>(rng.uniform(0.0, 36.0) + contract * 1.2 + 6 * rng.normal()), 0, 72);
-        const int services = 1 + static_cast<int>(rng.uniform(0.0, 6.0));
-        const double monthly = std::clamp(18.0 + 12.0 * services + 8.0 * rng.normal(), 18.0, 120.0);
-        const double total = monthly * std::max(tenure, 1) * (1.0 + 0.03 * rng.normal());
-        int calls = 0;
-        while (calls < 9 && rng.uniform() < 0.6) ++calls; // geometric, mean about 1.5
-        const int paperless = rng.uniform() < 0.6 ? 1 : 0;
-        const int senior = rng.uniform() < 0.16 ? 1 : 0;
-        const double z = -0.6 + (contract == 1 ? 1.3 : (contract == 12 ? 0.0 : -1.0)) - 0.045 * tenure +
-                         0.025 * (monthly - 65.0) + 0.45 * calls + 0.35 * paperless + 0.4 * senior -
-                         0.12 * services;
-        const double p = 1.0 / (1.0 + std::exp(-z));
-        const bool churned = rng.uniform() < p;
-        out += std::to_string(tenure) + "," + fmt(monthly, 2) + "," + fmt(total, 2) + "," + std::to_string(calls) +
-               "," + std::to_string(contract) + "," + std::to_string(paperless) + "," + std::to_string(senior) +
-               "," + std::to_string(services) + "," + (churned ? "yes" : "no") + "\n";
-    }
+void regression_row(std::string& out, SyntheticRng& rng) {
+    double x[6];
+    for (double& v : x) v = rng.uniform(-2.0, 2.0);
+    // Smooth but clearly nonlinear: a linear model cannot fit the sine, product and square terms.
+    const double y = std::sin(x[0]) + 0.5 * x[1] * x[2] + 0.3 * x[3] * x[3] - 0.2 * x[4] +
+                     0.5 * std::tanh(2.0 * x[5]) + 0.05 * rng.normal();
+    for (double v : x) out += fmt(v, 4) + ",";
+    out += fmt(y, 5) + "\n";
 }
 
-void xor_csv(std::string& out, std::size_t rows, SyntheticRng& rng) {
-    out += "x0,x1,y\n";
-    for (std::size_t r = 0; r < rows; ++r) {
-        const double a = rng.uniform(-1.0, 1.0);
-        const double b = rng.uniform(-1.0, 1.0);
-        out += fmt(a, 4) + "," + fmt(b, 4) + "," + (((a > 0) != (b > 0)) ? "1" : "0") + "\n";
-    }
+void churn_row(std::string& out, SyntheticRng& rng) {
+    const double contract_pick = rng.uniform();
+    const int contract = contract_pick < 0.5 ? 1 : (contract_pick < 0.8 ? 12 : 24);
+    // Longer contracts go with longer tenure, as in real subscription data.
+    const int tenure =
+        std::clamp(static_cast<int>(rng.uniform(0.0, 36.0) + contract * 1.2 + 6 * rng.normal()), 0, 72);
+    const int services = 1 + static_cast<int>(rng.uniform(0.0, 6.0));
+    const double monthly = std::clamp(18.0 + 12.0 * services + 8.0 * rng.normal(), 18.0, 120.0);
+    const double total = monthly * std::max(tenure, 1) * (1.0 + 0.03 * rng.normal());
+    int calls = 0;
+    while (calls < 9 && rng.uniform() < 0.6) ++calls; // geometric, mean about 1.5
+    const int paperless = rng.uniform() < 0.6 ? 1 : 0;
+    const int senior = rng.uniform() < 0.16 ? 1 : 0;
+    const double z = -0.6 + (contract == 1 ? 1.3 : (contract == 12 ? 0.0 : -1.0)) - 0.045 * tenure +
+                     0.025 * (monthly - 65.0) + 0.45 * calls + 0.35 * paperless + 0.4 * senior - 0.12 * services;
+    const double p = 1.0 / (1.0 + std::exp(-z));
+    const bool churned = rng.uniform() < p;
+    out += std::to_string(tenure) + "," + fmt(monthly, 2) + "," + fmt(total, 2) + "," + std::to_string(calls) +
+           "," + std::to_string(contract) + "," + std::to_string(paperless) + "," + std::to_string(senior) + "," +
+           std::to_string(services) + "," + (churned ? "yes" : "no") + "\n";
+}
+
+void xor_row(std::string& out, SyntheticRng& rng) {
+    const double a = rng.uniform(-1.0, 1.0);
+    const double b = rng.uniform(-1.0, 1.0);
+    out += fmt(a, 4) + "," + fmt(b, 4) + "," + (((a > 0) != (b > 0)) ? "1" : "0") + "\n";
 }
 
 } // namespace
 
-std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed) {
+void generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed,
+                  const std::function<void(std::string_view)>& sink) {
     BRAIN_CHECK_ARG(rows > 0, "a data set needs at least one row, found --rows 0");
     SyntheticRng rng(seed);
-    std::string out;
-    out.reserve(rows * 64);
-    switch (kind) {
-    case SyntheticKind::Regression:
-        regression_csv(out, rows, rng);
-        break;
-    case SyntheticKind::Churn:
-        churn_csv(out, rows, rng);
-        break;
-    case SyntheticKind::Xor:
-        xor_csv(out, rows, rng);
-        break;
+    constexpr std::size_t chunk = 1 << 20;
+    std::string out = header_of(kind);
+    out.reserve(chunk + 4096);
+    for (std::size_t r = 0; r < rows; ++r) {
+        switch (kind) {
+        case SyntheticKind::Regression:
+            regression_row(out, rng);
+            break;
+        case SyntheticKind::Churn:
+            churn_row(out, rng);
+            break;
+        case SyntheticKind::Xor:
+            xor_row(out, rng);
+            break;
+        }
+        if (out.size() >= chunk) {
+            sink(out);
+            out.clear();
+        }
     }
+    if (!out.empty()) sink(out);
+}
+
+std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed) {
+    std::string out;
+    generate_csv(kind, rows, seed, [&out](std::string_view part) { out.append(part); });
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include <brain/dataset.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,9 @@ SyntheticKind parse_synthetic_kind(std::string_view text);
 
 // The data set as CSV text (header row, then `rows` rows), fully determined by `seed`.
 std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed);
+// The same text handed to `sink` in pieces of about 1 MiB, so that any number of rows needs bounded memory.
+void generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed,
+                  const std::function<void(std::string_view)>& sink);
 
 // The chapter's regression task in memory: `inputs` standard-normal features and one target, a sum of smooth
 // nonlinear terms of them plus noise (used by the examples, whose networks take input_size 16).

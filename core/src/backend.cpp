@@ -1,6 +1,5 @@
 #include <brain/backend.hpp>
 #include <brain/error.hpp>
-
 #include <charconv>
 #include <limits>
 
@@ -23,7 +22,14 @@ TrainingBackend::TrainingBackend(std::string plugin, int device, std::uint64_t b
     BRAIN_CHECK_ARG(device >= 0, "device index for ", m_plugin, " is ", device, "; expected 0 or more");
 }
 
-TrainingBackend TrainingBackend::cpu() { return TrainingBackend("cpu", 0, 0); }
+TrainingBackend TrainingBackend::cpu() {
+    return TrainingBackend("cpu", 0, 0);
+}
+
+TrainingBackend TrainingBackend::cpu(std::uint64_t memory_budget_mib) {
+    check_budget(memory_budget_mib, false, "cpu");
+    return TrainingBackend("cpu", 0, memory_budget_mib);
+}
 
 TrainingBackend TrainingBackend::cuda(int device, std::uint64_t memory_budget_mib) {
     check_budget(memory_budget_mib, true, "cuda");
@@ -53,13 +59,12 @@ TrainingBackend TrainingBackend::parse(const std::string& spec, std::uint64_t me
     if (colon != std::string::npos) {
         const std::string index = spec.substr(colon + 1);
         const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), device);
-        BRAIN_CHECK_ARG(ec == std::errc() && end == index.data() + index.size() && !index.empty(),
-                        "backend \"", spec, "\": the device index \"", index,
-                        "\" is not a number; expected e.g. cuda:0");
+        BRAIN_CHECK_ARG(ec == std::errc() && end == index.data() + index.size() && !index.empty(), "backend \"",
+                        spec, "\": the device index \"", index, "\" is not a number; expected e.g. cuda:0");
     }
     if (name == "cpu") {
         BRAIN_CHECK_ARG(device == 0, "backend \"", spec, "\": the CPU backend has one device, 0");
-        return cpu();
+        return cpu(memory_budget_mib);
     }
     if (name == "cuda") return cuda(device, memory_budget_mib);
     if (name == "metal") return metal(device, memory_budget_mib);
@@ -73,8 +78,7 @@ TrainingBackend TrainingBackend::with_precision(Precision precision) const {
 }
 
 std::string TrainingBackend::describe() const {
-    if (is_cpu()) return "cpu";
-    std::string out = m_plugin + ":" + std::to_string(m_device);
+    std::string out = is_cpu() ? m_plugin : m_plugin + ":" + std::to_string(m_device);
     if (m_budget_mib) out += " (budget " + std::to_string(m_budget_mib) + " MiB)";
     return out;
 }

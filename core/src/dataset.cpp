@@ -1,18 +1,15 @@
 // brain::Dataset and brain::Standardization: validation, CSV loading (with one-hot class columns), splitting
 // and standardisation. Every data error names where the bad value is (row/column, or file:line and column).
-#include "csv_reader.hpp"
+#include "host_memory.hpp"
 
 #include <algorithm>
+#include <brain/csv_table.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/random.hpp>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace brain {
 
@@ -39,43 +36,9 @@ void check_finite(const Matrix& m, const char* what) {
 
 std::string join(const std::vector<std::string>& names) {
     std::string out;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        if (i) out += ", ";
-        out += "'" + names[i] + "'";
-    }
+    for (std::size_t i = 0; i < names.size() && i < 12; ++i) out += (i ? ", " : "") + quote_excerpt(names[i], 40);
+    if (names.size() > 12) out += ", ... (" + std::to_string(names.size()) + " in all)";
     return out;
-}
-
-// How one CSV cell reads as a number.
-enum class CellKind { Number, Empty, NotNumeric, NotFinite };
-
-struct Cell {
-    CellKind kind = CellKind::NotNumeric;
-    float value = 0.0f;
-};
-
-Cell parse_cell(const std::string& text) {
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
-    // Quoted cells keep their blanks (they may be labels); numbers ignore them.
-    while (first < last && (*first == ' ' || *first == '\t')) ++first;
-    while (last > first && (last[-1] == ' ' || last[-1] == '\t')) --last;
-    if (first == last) return {CellKind::Empty, 0.0f};
-    // from_chars rejects a leading '+', which spreadsheets do write.
-    if (*first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
-    float value = 0.0f;
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ptr != last || ec == std::errc::invalid_argument) return {CellKind::NotNumeric, 0.0f};
-    if (ec == std::errc::result_out_of_range) {
-        // Underflow means "tiny": keep strtod's (possibly zero) value; overflow is not representable.
-        const std::string copy(first, last);
-        const double d = std::strtod(copy.c_str(), nullptr);
-        const float f = static_cast<float>(d);
-        if (!std::isfinite(f)) return {CellKind::NotFinite, f};
-        return {CellKind::Number, f};
-    }
-    if (!std::isfinite(value)) return {CellKind::NotFinite, value};
-    return {CellKind::Number, value};
 }
 
 } // namespace
@@ -148,7 +111,8 @@ Dataset& Dataset::standardize() {
         }
         const float sd = static_cast<float>(std::sqrt(sq / static_cast<double>(n)));
         s.mean[c] = static_cast<float>(mean);
-        s.stddev[c] = (sd > 0.0f && std::isfinite(sd)) ? sd : 1.0f;
+        // A deviation that is zero, subnormal or infinite would turn inputs into infinities: unit scale instead.
+        s.stddev[c] = std::isnormal(sd) ? sd : 1.0f;
     }
     m_standardization = std::move(s);
     return *this;
@@ -214,28 +178,21 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     const std::string file = path.string();
     BRAIN_CHECK_ARG(!options.target_columns.empty(), "Dataset::from_csv('", file,
                     "'): no target columns given; name at least one column of the header as the target");
-    const auto records = detail::CsvReader::read_file(path, options.delimiter);
-    BRAIN_CHECK(!records.empty(), ErrorCode::InvalidData, file,
-                ":1: the file is empty; expected a header row naming the columns, then data rows");
-    const auto& header = records.front().fields;
+    const CsvTable table = CsvTable::read(path, options.delimiter, options.limits);
+    const auto& header = table.header();
     const std::size_t width = header.size();
-    BRAIN_CHECK(records.size() > 1, ErrorCode::InvalidData, file, ":", records.front().line,
-                ": the file has a header but no data rows");
+    const std::size_t rows = table.rows();
 
-    // Resolve the target columns by name.
+    // Resolve the target columns by name (the reader has made header names unique).
     std::vector<std::size_t> target_index;
     std::set<std::size_t> is_target;
     for (const auto& name : options.target_columns) {
-        std::vector<std::size_t> hits;
-        for (std::size_t c = 0; c < width; ++c)
-            if (header[c] == name) hits.push_back(c);
-        BRAIN_CHECK_ARG(!hits.empty(), "Dataset::from_csv: target column '", name, "' is not in the header of '",
-                        file, "'; available columns: ", join(header));
-        BRAIN_CHECK_ARG(hits.size() == 1, "Dataset::from_csv: target column '", name, "' appears ", hits.size(),
-                        " times in the header of '", file, "'; rename the duplicate columns");
-        BRAIN_CHECK_ARG(is_target.insert(hits[0]).second, "Dataset::from_csv: target column '", name,
-                        "' is listed twice in the options; list each target column once");
-        target_index.push_back(hits[0]);
+        const auto hit = table.column_index(name);
+        BRAIN_CHECK_ARG(hit.has_value(), "Dataset::from_csv: target column ", quote_excerpt(name),
+                        " is not in the header of '", file, "'; available columns: ", join(header));
+        BRAIN_CHECK_ARG(is_target.insert(*hit).second, "Dataset::from_csv: target column ", quote_excerpt(name),
+                        " is listed twice in the options; list each target column once");
+        target_index.push_back(*hit);
     }
     std::vector<std::size_t> feature_index;
     for (std::size_t c = 0; c < width; ++c)
@@ -243,66 +200,38 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     BRAIN_CHECK_ARG(!feature_index.empty(), "Dataset::from_csv('", file,
                     "'): every column is a target, so there are no feature columns left");
 
-    auto column_name = [&](std::size_t c) {
-        std::ostringstream s;
-        s << "column " << (c + 1) << " '" << header[c] << "'";
-        return s.str();
-    };
-
-    const std::size_t rows = records.size() - 1;
-    for (std::size_t r = 1; r < records.size(); ++r) {
-        const auto& rec = records[r];
-        BRAIN_CHECK(rec.fields.size() == width, ErrorCode::InvalidData, file, ":", rec.line, ": expected ", width,
-                    " fields (as in the header), found ", rec.fields.size(),
-                    "; every row needs one value per header column");
-    }
-
-    auto bad_cell = [&](const detail::CsvRecord& rec, std::size_t c, const Cell& cell, const char* role) {
-        const std::string& text = rec.fields[c];
-        switch (cell.kind) {
-        case CellKind::Empty:
-            BRAIN_THROW(ErrorCode::InvalidData, file, ":", rec.line, ": ", column_name(c), " (", role,
-                        ") is empty; fill in or drop rows with missing values");
-        case CellKind::NotFinite:
-            BRAIN_THROW(ErrorCode::InvalidData, file, ":", rec.line, ": ", column_name(c), " (", role, ") is '",
-                        text, "', which is not a finite float32 value; every value must be finite");
-        default:
-            BRAIN_THROW(ErrorCode::InvalidData, file, ":", rec.line, ": ", column_name(c), " (", role,
-                        "): expected a number, found '", text, "'");
-        }
-    };
-
-    // Features: numeric and finite, always.
-    std::vector<float> features(rows * feature_index.size());
-    for (std::size_t r = 0; r < rows; ++r) {
-        const auto& rec = records[r + 1];
-        for (std::size_t j = 0; j < feature_index.size(); ++j) {
-            const std::size_t c = feature_index[j];
-            const Cell cell = parse_cell(rec.fields[c]);
-            if (cell.kind != CellKind::Number) bad_cell(rec, c, cell, "a feature");
-            features[r * feature_index.size() + j] = cell.value;
-        }
-    }
-
     // Targets: a column whose cells are all numbers is numeric; any other text makes it a class-label column.
     struct TargetColumn {
         std::size_t index;
         bool labels;
-        std::vector<std::string> classes; // sorted
+        std::map<std::string_view, std::size_t> classes; // label -> position in sorted order
     };
     std::vector<TargetColumn> targets;
     for (const std::size_t c : target_index) {
         TargetColumn col{c, false, {}};
         for (std::size_t r = 0; r < rows; ++r) {
-            const auto& rec = records[r + 1];
-            const Cell cell = parse_cell(rec.fields[c]);
-            if (cell.kind == CellKind::Empty) bad_cell(rec, c, cell, "a target");
-            if (cell.kind == CellKind::NotNumeric) col.labels = true;
+            const CsvNumber number = parse_csv_number(table.cell(r, c));
+            if (number.kind == CsvCellKind::Empty) table.fail_cell(r, c, number, "a target");
+            if (number.kind == CsvCellKind::NotNumeric) col.labels = true;
         }
         if (col.labels) {
-            std::set<std::string> classes;
-            for (std::size_t r = 0; r < rows; ++r) classes.insert(records[r + 1].fields[c]);
-            col.classes.assign(classes.begin(), classes.end());
+            // Bounded as it grows: one output unit per class, so a column of unique strings must stop here.
+            for (std::size_t r = 0; r < rows; ++r) {
+                col.classes.emplace(table.cell(r, c), 0);
+                if (col.classes.size() > options.limits.max_classes)
+                    BRAIN_THROW(ErrorCode::InvalidData, file, ":", table.line_of(r), ": target ",
+                                table.column_label(c), " holds more than ", options.limits.max_classes,
+                                " distinct class labels, the limit (one output unit per class); check that it is "
+                                "the column you meant, or raise the limit (the brain command's --max-classes, "
+                                "InputLimits::max_classes)");
+            }
+            if (col.classes.size() < 2)
+                BRAIN_THROW(ErrorCode::InvalidData, file, ": target ", table.column_label(c),
+                            " holds only one class, ", quote_excerpt(col.classes.begin()->first), ", in its ", rows,
+                            " rows; a classifier needs at least two classes: check the file or choose another "
+                            "target column");
+            std::size_t k = 0;
+            for (auto& [label, position] : col.classes) position = k++;
         }
         targets.push_back(std::move(col));
     }
@@ -312,7 +241,7 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
         label_columns == 0 || targets.size() == 1, "Dataset::from_csv('", file, "'): target ",
         [&] {
             for (const auto& t : targets)
-                if (t.labels) return column_name(t.index);
+                if (t.labels) return table.column_label(t.index);
             return std::string();
         }(),
         " holds class labels, which must be the only target column (", targets.size(),
@@ -323,8 +252,10 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     std::size_t target_width = 0;
     for (const auto& t : targets) {
         if (t.labels) {
-            for (const auto& label : t.classes) target_names.push_back(header[t.index] + "=" + label);
-            class_labels = t.classes;
+            for (const auto& [label, position] : t.classes) {
+                target_names.push_back(header[t.index] + "=" + std::string(label));
+                class_labels.emplace_back(label);
+            }
             target_width += t.classes.size();
         } else {
             target_names.push_back(header[t.index]);
@@ -332,26 +263,32 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
         }
     }
 
+    // Both matrices are checked against the memory available before either is allocated.
+    const std::uint64_t bytes = detail::saturating_mul(
+        detail::saturating_mul(rows, detail::saturating_add(feature_index.size(), target_width)), sizeof(float));
+    detail::require_host_memory(bytes,
+                                "the data set of " + file + " (" + std::to_string(rows) + " rows of " +
+                                    std::to_string(feature_index.size()) + " features and " +
+                                    std::to_string(target_width) + " targets)",
+                                "use fewer rows, columns or classes, or free memory");
+    Matrix features = table.numbers(feature_index, "a feature");
     std::vector<float> target_values(rows * target_width, 0.0f);
     for (std::size_t r = 0; r < rows; ++r) {
-        const auto& rec = records[r + 1];
         std::size_t offset = 0;
         for (const auto& t : targets) {
             if (t.labels) {
-                const auto it = std::lower_bound(t.classes.begin(), t.classes.end(), rec.fields[t.index]);
-                target_values[r * target_width + offset + static_cast<std::size_t>(it - t.classes.begin())] = 1.0f;
+                target_values[r * target_width + offset + t.classes.at(table.cell(r, t.index))] = 1.0f;
                 offset += t.classes.size();
             } else {
-                const Cell cell = parse_cell(rec.fields[t.index]);
-                if (cell.kind != CellKind::Number) bad_cell(rec, t.index, cell, "a target");
-                target_values[r * target_width + offset] = cell.value;
+                const CsvNumber number = parse_csv_number(table.cell(r, t.index));
+                if (number.kind != CsvCellKind::Number) table.fail_cell(r, t.index, number, "a target");
+                target_values[r * target_width + offset] = number.value;
                 ++offset;
             }
         }
     }
 
-    Dataset data(Matrix(rows, feature_index.size(), std::move(features)),
-                 Matrix(rows, target_width, std::move(target_values)));
+    Dataset data(std::move(features), Matrix(rows, target_width, std::move(target_values)));
     std::vector<std::string> feature_names;
     for (const std::size_t c : feature_index) feature_names.push_back(header[c]);
     data.m_feature_names = std::move(feature_names);

@@ -1,25 +1,21 @@
 // The model file (docs/model-format.md): Network::to_json_string / from_json_string / save_json / load_json.
 // Numbers are stored as float32 and parsed straight to float32 (nlohmann::basic_json with float as its number
 // type), so every weight survives a save/load round trip bit for bit.
+#include "input_file.hpp"
 #include "network_rules.hpp"
+#include "utf8.hpp"
 
-#include <atomic>
 #include <brain/error.hpp>
 #include <brain/network.hpp>
+#include <brain/safe_file.hpp>
 #include <cctype>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <fcntl.h>
-#include <fstream>
 #include <functional>
 #include <limits>
+#include <new>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <unordered_map>
 
 namespace brain {
 
@@ -42,6 +38,23 @@ Json names_json(const std::vector<std::string>& names) {
     Json a = Json::array();
     for (const auto& n : names) a.push_back(n);
     return a;
+}
+
+// What is wrong with a list of names, if anything: text that is not UTF-8 (JSON cannot hold it), or, for feature
+// names and class labels, an empty or repeated entry (a CSV header cannot hold those, so predict could not use
+// the model). Returns "<index>: <problem>".
+std::optional<std::pair<std::size_t, std::string>> names_problem(const std::vector<std::string>& names,
+                                                                 bool unique) {
+    std::unordered_map<std::string_view, std::size_t> seen;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!detail::is_valid_utf8(names[i])) return std::pair{i, quote_excerpt(names[i]) + " is not valid UTF-8"};
+        if (!unique) continue;
+        if (names[i].empty()) return std::pair{i, std::string("an empty name; every entry needs one")};
+        if (const auto [at, fresh] = seen.emplace(names[i], i); !fresh)
+            return std::pair{i, quote_excerpt(names[i]) + " repeats entry " + std::to_string(at->second) +
+                                    "; entries must be unique"};
+    }
+    return std::nullopt;
 }
 
 // --- reading ---------------------------------------------------------------------------------------------------
@@ -187,68 +200,6 @@ Optimizer::Kind parse_optimizer_kind(const Reader& reader, const std::string& te
     reader.fail(path, "unknown optimizer '" + text + "'; accepted names: sgd, adam, adamw");
 }
 
-// --- atomic file replacement -----------------------------------------------------------------------------------
-
-std::string random_suffix() {
-    // Unique enough among concurrent writers of one directory; O_EXCL catches the rest.
-    static std::atomic<std::uint64_t> counter{0};
-    std::uint64_t x = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                      (counter.fetch_add(1) * 0x9e3779b97f4a7c15ULL) ^ reinterpret_cast<std::uintptr_t>(&x);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    std::ostringstream s;
-    s << std::hex << x;
-    return s.str();
-}
-
-// Writes text to "<path>.tmp-<pid>-<random>", flushes it to disk and renames it over path; the previous file is
-// either fully replaced or untouched.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-    std::filesystem::path temp = path;
-    temp += ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" + random_suffix();
-    auto fail = [&](const char* step, int err) {
-        ::unlink(temp.c_str());
-        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(), "': ", step,
-                    " failed: ", std::strerror(err),
-                    "; the previous file (if any) is unchanged. Check that the directory exists "
-                    "and is writable and that the disk has space");
-    };
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        const int err = errno;
-        BRAIN_THROW(ErrorCode::IoError, "cannot save the model to '", path.string(),
-                    "': creating the temporary file '", temp.string(), "' failed: ", std::strerror(err),
-                    "; check that the directory exists and is writable");
-    }
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            const int err = errno;
-            ::close(fd);
-            fail("writing", err);
-        }
-        written += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-        const int err = errno;
-        ::close(fd);
-        fail("fsync", err);
-    }
-    if (::close(fd) != 0) fail("closing the temporary file", errno);
-    if (::rename(temp.c_str(), path.c_str()) != 0) fail("renaming the temporary file over it", errno);
-    // Make the rename itself durable; failing to sync the directory does not undo a completed save.
-    std::filesystem::path dir = path.parent_path();
-    if (dir.empty()) dir = ".";
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)::fsync(dfd);
-        ::close(dfd);
-    }
-}
-
 } // namespace
 
 std::string Network::to_json_string() const {
@@ -257,6 +208,12 @@ std::string Network::to_json_string() const {
         BRAIN_CHECK(std::isfinite(m_parameters[i]), ErrorCode::NumericalError,
                     "Network::to_json_string: ", detail::describe_parameter(m_layers, i), " is ", m_parameters[i],
                     "; a model with non-finite parameters cannot be saved (training diverged)");
+    for (const auto& [key, list, unique] :
+         {std::tuple{"feature_names", &m_feature_names, true}, std::tuple{"target_names", &m_target_names, false},
+          std::tuple{"class_labels", &m_class_labels, true}})
+        if (const auto problem = names_problem(*list, unique))
+            BRAIN_THROW(ErrorCode::InvalidArgument, "Network::to_json_string: ", key, " entry ", problem->first,
+                        " is ", problem->second, "; set names that a model file can hold");
 
     Json optimizer = Json::object();
     optimizer["kind"] = std::string(to_string(m_optimizer.kind));
@@ -407,10 +364,15 @@ Network Network::from_json_string(const std::string& text, const std::string& or
         Standardization st;
         st.mean = rd.floats(rd.require(*s, "/standardization", "mean"), "/standardization/mean", in);
         st.stddev = rd.floats(rd.require(*s, "/standardization", "stddev"), "/standardization/stddev", in);
+        // Inputs are divided by it: zero, subnormal (below 1.2e-38) or negative deviations turn finite inputs into
+        // infinities and NaN predictions.
         for (std::size_t i = 0; i < in; ++i)
-            if (!(st.stddev[i] > 0.0f))
+            if (!(std::isnormal(st.stddev[i]) && st.stddev[i] > 0.0f))
                 rd.fail("/standardization/stddev/" + std::to_string(i),
-                        "a standard deviation must be > 0, found " + dump(Json(st.stddev[i])));
+                        "a standard deviation must be > 0 and a normal float32 (at least 1.17549435e-38), "
+                        "found " +
+                            dump(Json(st.stddev[i])) +
+                            "; the file is damaged or was not written by brain: retrain or restore it");
         net.m_standardization = std::move(st);
     }
 
@@ -422,6 +384,8 @@ Network Network::from_json_string(const std::string& text, const std::string& or
             if (!v.empty() && v.size() != expected && !(allow_two && expected == 1 && v.size() == 2))
                 rd.fail(path, "expected " + std::to_string(expected) + " names (or none), found " +
                                   std::to_string(v.size()));
+            if (const auto problem = names_problem(v, std::string_view(key) != "target_names"))
+                rd.fail(path + "/" + std::to_string(problem->first), problem->second);
         }
         return v;
     };
@@ -436,20 +400,26 @@ Network Network::from_json_string(const std::string& text, const std::string& or
 }
 
 void Network::save_json(const std::filesystem::path& path) const {
-    write_atomically(path, to_json_string());
+    save_json(path, {});
+}
+
+void Network::save_json(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs) const {
+    write_file_safely(path, to_json_string(), inputs);
 }
 
 Network Network::load_json(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        const int err = errno;
-        BRAIN_THROW(ErrorCode::IoError, "cannot open the model file '", path.string(),
-                    "': ", err != 0 ? std::strerror(err) : "open failed", "; check the path");
+    return load_json(path, InputLimits{});
+}
+
+Network Network::load_json(const std::filesystem::path& path, const InputLimits& limits) {
+    const std::string text =
+        detail::read_input_file(path, "model file", limits.max_file_bytes, ErrorCode::InvalidModelFile);
+    try {
+        return from_json_string(text, path.string());
+    } catch (const std::bad_alloc&) {
+        BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory to load the model file '", path.string(),
+                    "' (", text.size(), " bytes); free memory or raise the process's memory limit");
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) BRAIN_THROW(ErrorCode::IoError, "cannot read the model file '", path.string(), "': read error");
-    return from_json_string(buffer.str(), path.string());
 }
 
 } // namespace brain

@@ -119,6 +119,13 @@ Matrix Network::predict(const Matrix& inputs) const {
         const std::size_t end = std::min(inputs.rows(), begin + kChunkRows);
         const Matrix a =
             forward(m_layers, m_parameters, prepared_rows(inputs, begin, end, m_standardization), nullptr);
+        // A NaN or infinite prediction is never handed back as if it were an answer.
+        for (std::size_t r = 0; r < a.rows(); ++r)
+            for (std::size_t k = 0; k < a.cols(); ++k)
+                BRAIN_CHECK(std::isfinite(a(r, k)), ErrorCode::NumericalError, "Network::predict: input row ",
+                            begin + r, " gives a non-finite output (output ", k, " is ", a(r, k),
+                            "): its values overflow this model's float32 arithmetic (values near +-3.4e38, or far "
+                            "outside the data the model was trained on); check that row");
         std::copy(a.data().begin(), a.data().end(),
                   out.data().begin() + static_cast<std::ptrdiff_t>(begin * output_size()));
     }

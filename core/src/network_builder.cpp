@@ -1,4 +1,5 @@
 // NetworkBuilder::build: validation of the description and the seeded, portable weight initialisation.
+#include "host_memory.hpp"
 #include "network_rules.hpp"
 
 #include <brain/error.hpp>
@@ -76,8 +77,9 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
     for (std::size_t i = 0; i < layers.size(); ++i) {
         // (outputs + 1) * inputs bounds W and b; overflow here would make every later size wrong.
         const std::size_t per = layers[i].outputs * (layers[i].inputs + 1);
+        constexpr std::size_t kMaxFloats = std::numeric_limits<std::size_t>::max() / 4;
         if (layers[i].inputs + 1 > std::numeric_limits<std::size_t>::max() / layers[i].outputs ||
-            total > std::numeric_limits<std::size_t>::max() / 4 - per)
+            per > kMaxFloats || total > kMaxFloats - per)
             return violation("/layers/" + std::to_string(i), layer_label(layers, i),
                              ": the parameter count overflows; use narrower layers");
         total += per;
@@ -218,6 +220,13 @@ Network NetworkBuilder::build() const {
         BRAIN_THROW(ErrorCode::InvalidArgument, "NetworkBuilder: ", broken->message);
     net.m_optimizer = m_optimizer;
     net.m_seed = m_seed;
+    // Sized from the shape before anything is allocated: a mistyped width fails here, in a second, rather than
+    // after minutes of allocating and initialising.
+    const std::uint64_t count = detail::parameter_count(net.m_layers);
+    detail::require_host_memory(
+        detail::saturating_mul(detail::saturating_mul(count, 1 + m_optimizer.state_per_parameter()), sizeof(float)),
+        "NetworkBuilder: the network's " + std::to_string(count) + " parameters with their optimizer state",
+        "use narrower or fewer layers");
     try {
         net.m_parameters = detail::initial_parameters(net.m_layers, m_seed);
         net.m_optimizer_state.assign(m_optimizer.state_per_parameter() * net.m_parameters.size(), 0.0f);

@@ -1,17 +1,21 @@
-#include "elf_check.hpp"
 #include "plugin_registry.hpp"
+
+#include "elf_check.hpp"
 #include "plugin_validation.hpp"
 
+#include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
-
+#include <cctype>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace brain {
 
@@ -24,13 +28,20 @@ constexpr const char* k_plugin_suffix = ".so";
 
 std::string_view to_string(PluginStage stage) noexcept {
     switch (stage) {
-    case PluginStage::Search: return "search";
-    case PluginStage::Open: return "open";
-    case PluginStage::Symbol: return "symbol";
-    case PluginStage::Abi: return "abi";
-    case PluginStage::Initialize: return "initialize";
-    case PluginStage::Devices: return "devices";
-    case PluginStage::Ready: return "ready";
+    case PluginStage::Search:
+        return "search";
+    case PluginStage::Open:
+        return "open";
+    case PluginStage::Symbol:
+        return "symbol";
+    case PluginStage::Abi:
+        return "abi";
+    case PluginStage::Initialize:
+        return "initialize";
+    case PluginStage::Devices:
+        return "devices";
+    case PluginStage::Ready:
+        return "ready";
     }
     return "unknown";
 }
@@ -48,12 +59,33 @@ namespace detail {
 
 namespace {
 
+// BRAIN_LOG_LEVEL in any case; an unknown value is reported once and leaves the default (warning) in place,
+// rather than turning logging off as spdlog's own parser does.
+spdlog::level::level_enum log_level_from_environment() {
+    const char* text = std::getenv("BRAIN_LOG_LEVEL");
+    if (!text || !*text) return spdlog::level::warn;
+    std::string key;
+    for (const char* c = text; *c; ++c)
+        key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(*c))));
+    static const std::pair<const char*, spdlog::level::level_enum> names[] = {
+        {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},       {"info", spdlog::level::info},
+        {"warn", spdlog::level::warn},   {"warning", spdlog::level::warn},      {"error", spdlog::level::err},
+        {"err", spdlog::level::err},     {"critical", spdlog::level::critical}, {"off", spdlog::level::off},
+    };
+    for (const auto& [name, level] : names)
+        if (key == name) return level;
+    std::fprintf(stderr,
+                 "[brain warning] BRAIN_LOG_LEVEL=%s is not a log level; accepted (any case): trace, debug, info, "
+                 "warning, error, critical, off; using warning\n",
+                 quote_excerpt(text).c_str());
+    return spdlog::level::warn;
+}
+
 std::shared_ptr<spdlog::logger> logger() {
     static std::shared_ptr<spdlog::logger> instance = [] {
         auto l = std::make_shared<spdlog::logger>("brain", std::make_shared<spdlog::sinks::stderr_sink_mt>());
         l->set_pattern("[brain %l] %v");
-        const char* level = std::getenv("BRAIN_LOG_LEVEL");
-        l->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+        l->set_level(log_level_from_environment());
         return l;
     }();
     return instance;
@@ -67,7 +99,6 @@ void host_log(int32_t level, const char* message) {
 
 const brain_host_api k_host_api = {sizeof(brain_host_api), BRAIN_ABI_VERSION_MAJOR, BRAIN_ABI_VERSION_MINOR,
                                    &host_log};
-
 
 std::string join_paths(const std::vector<std::filesystem::path>& dirs) {
     std::string out;
@@ -107,6 +138,41 @@ std::string build_hint(const std::string& name) {
     return "Install the plugin or point BRAIN_PLUGIN_PATH at the directory that holds it";
 }
 
+// One entry named libbrain_<name>.so on the search path.
+struct Candidate {
+    std::filesystem::path path;
+    std::string problem; // empty for a regular file (the only kind that is loaded)
+};
+
+// Every entry named `file` in `dirs`, in search order, each file once (two spellings of one directory, or links
+// to one file, count once). The first without a problem is the one used.
+std::vector<Candidate> candidates(const std::string& file, const std::vector<std::filesystem::path>& dirs) {
+    std::vector<Candidate> out;
+    std::set<std::pair<dev_t, ino_t>> seen;
+    for (const auto& dir : dirs) {
+        Candidate c{dir / file, {}};
+        struct stat st {};
+        if (::lstat(c.path.c_str(), &st) != 0) continue; // nothing there
+        const bool link = S_ISLNK(st.st_mode);
+        if (::stat(c.path.c_str(), &st) != 0) {
+            c.problem = std::string("a symbolic link that cannot be followed (") + std::strerror(errno) + ")";
+        } else if (!S_ISREG(st.st_mode)) {
+            c.problem = std::string(link ? "a symbolic link to " : "") +
+                        (S_ISDIR(st.st_mode) ? "a directory" : "something other than a regular file");
+        } else if (!seen.insert({st.st_dev, st.st_ino}).second) {
+            continue; // the same file again
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+const Candidate* chosen(const std::vector<Candidate>& list) {
+    for (const auto& c : list)
+        if (c.problem.empty()) return &c;
+    return nullptr;
+}
+
 } // namespace
 
 void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, brain_error* error) {
@@ -134,17 +200,33 @@ PluginRegistry& PluginRegistry::instance() {
 std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
     const auto dirs = plugin_search_paths();
     const std::string file = k_plugin_prefix + name + k_plugin_suffix;
-    for (const auto& dir : dirs) {
-        std::error_code ec;
-        const auto candidate = dir / file;
-        if (std::filesystem::is_regular_file(candidate, ec)) {
-            std::lock_guard lock(m_mutex);
-            return load_locked(name, candidate);
-        }
+    const auto list = candidates(file, dirs);
+    const Candidate* use = chosen(list);
+    std::string skipped;
+    for (const auto& c : list) {
+        if (&c == use) break;
+        skipped += (skipped.empty() ? "" : "; ") + c.path.string() + " is " + c.problem;
     }
-    BRAIN_THROW(ErrorCode::PluginNotFound, "backend \"", name, "\" is not available: ", file,
-                " was not found in any plugin directory (searched: ", join_paths(dirs), "). ", build_hint(name),
-                ".");
+    if (!use)
+        BRAIN_THROW(ErrorCode::PluginNotFound, "backend \"", name, "\" is not available: ", file,
+                    " was not found in any plugin directory (searched: ", join_paths(dirs), ")",
+                    skipped.empty() ? std::string() : " (skipped: " + skipped + ")", ". ", build_hint(name), ".");
+    if (!skipped.empty()) logger()->warn("skipped {} (not a plugin file); using {}", skipped, use->path.string());
+    std::lock_guard lock(m_mutex);
+    try {
+        return load_locked(name, use->path);
+    } catch (const Error& e) {
+        // Only the first file is tried: a later copy would hide the failure behind a plugin the user did not pick.
+        for (const Candidate* later = use + 1; later < list.data() + list.size(); ++later)
+            if (later->problem.empty())
+                throw Error(e.code(), std::string(e.what()) + " (only the first " + file +
+                                          " on the search path is "
+                                          "tried; " +
+                                          later->path.string() +
+                                          " comes later and was not: fix or remove "
+                                          "the first one)");
+        throw;
+    }
 }
 
 std::shared_ptr<Plugin> PluginRegistry::get_file(const std::filesystem::path& path) {
@@ -227,26 +309,43 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
 }
 
 std::vector<PluginRecord> PluginRegistry::discover() {
-    std::vector<PluginRecord> out;
+    const auto dirs = plugin_search_paths();
+    // Backend names in the order they are first met (each directory's entries sorted).
+    std::vector<std::string> names;
     std::set<std::string> seen;
-    for (const auto& dir : plugin_search_paths()) {
+    for (const auto& dir : dirs) {
         std::error_code ec;
-        std::vector<std::filesystem::path> files;
-        for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-             it.increment(ec))
-            if (!plugin_name_from_file(it->path()).empty()) files.push_back(it->path());
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
-            const std::string name = plugin_name_from_file(file);
-            if (!seen.insert(name).second) continue; // an earlier directory wins, as in get()
+        std::vector<std::string> here;
+        for (auto it = std::filesystem::directory_iterator(dir, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+            if (auto name = plugin_name_from_file(it->path()); !name.empty()) here.push_back(std::move(name));
+        std::sort(here.begin(), here.end());
+        for (auto& name : here)
+            if (seen.insert(name).second) names.push_back(std::move(name));
+    }
+    std::vector<PluginRecord> out;
+    for (const auto& name : names) {
+        const auto list = candidates(k_plugin_prefix + name + k_plugin_suffix, dirs);
+        const Candidate* use = chosen(list);
+        for (const auto& c : list) {
             PluginRecord record;
             record.name = name;
-            record.path = file;
+            record.path = c.path;
+            if (&c != use) {
+                record.error_code = static_cast<int>(ErrorCode::PluginNotFound);
+                record.selection =
+                    c.problem.empty() ? PluginRecord::Selection::Shadowed : PluginRecord::Selection::Skipped;
+                record.message = c.problem.empty()
+                                     ? "not loaded: " + use->path.string() + " comes first on the search path"
+                                     : "not a plugin file: it is " + c.problem + "; the search goes on past it";
+                out.push_back(std::move(record));
+                continue;
+            }
             try {
                 std::shared_ptr<Plugin> plugin;
                 {
                     std::lock_guard lock(m_mutex);
-                    plugin = load_locked(name, file);
+                    plugin = load_locked(name, c.path);
                 }
                 record = plugin->record();
                 int32_t count = 0;
@@ -261,11 +360,12 @@ std::vector<PluginRecord> PluginRegistry::discover() {
                 }
             } catch (const Error& e) {
                 std::lock_guard lock(m_mutex);
-                if (auto it = m_failures.find(key_of(file)); it != m_failures.end()) record = it->second;
+                if (auto it = m_failures.find(key_of(c.path)); it != m_failures.end()) record = it->second;
                 record.ok = false;
                 record.error_code = static_cast<int>(e.code());
                 record.message = e.what();
             }
+            record.selection = PluginRecord::Selection::Used;
             out.push_back(std::move(record));
         }
     }
@@ -305,9 +405,13 @@ std::vector<std::filesystem::path> plugin_search_paths() {
     return dirs;
 }
 
-std::vector<PluginRecord> discover_plugins() { return detail::PluginRegistry::instance().discover(); }
+std::vector<PluginRecord> discover_plugins() {
+    return detail::PluginRegistry::instance().discover();
+}
 
-PluginRecord load_plugin(const std::string& name) { return detail::PluginRegistry::instance().get(name)->record(); }
+PluginRecord load_plugin(const std::string& name) {
+    return detail::PluginRegistry::instance().get(name)->record();
+}
 
 PluginRecord load_plugin_file(const std::filesystem::path& path) {
     return detail::PluginRegistry::instance().get_file(path)->record();

@@ -1,9 +1,11 @@
+#include "training_input.hpp"
+
 #include <brain/error.hpp>
 #include <brain/session_descriptor.hpp>
 
 namespace brain {
 
-namespace {
+namespace detail {
 
 void validate_training_input(const Network& network, const Dataset& data, const TrainConfig& config) {
     BRAIN_CHECK(data.size() > 0, ErrorCode::InvalidData,
@@ -19,11 +21,11 @@ void validate_training_input(const Network& network, const Dataset& data, const 
                     " but the data set has only ", data.size(), " rows; use a batch size of at most ", data.size());
 }
 
-} // namespace
+} // namespace detail
 
 SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
                                      const TrainingBackend& backend) {
-    validate_training_input(network, data, config);
+    detail::validate_training_input(network, data, config);
     for (const auto& layer : network.layers())
         m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs),
                                             static_cast<uint32_t>(layer.outputs),

@@ -1,6 +1,10 @@
+#include "host_memory.hpp"
 #include "plugin_registry.hpp"
 #include "plugin_validation.hpp"
+#include "training_input.hpp"
 
+#include <algorithm>
+#include <brain/accelerator.hpp>
 #include <brain/error.hpp>
 #include <brain/session_descriptor.hpp>
 #include <brain/training_session.hpp>
@@ -47,6 +51,14 @@ struct TrainingSession::Impl {
 TrainingSession::TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
                                  const TrainingBackend& backend)
     : m_impl(std::make_unique<Impl>(backend)) {
+    detail::validate_training_input(network, data, config);
+    // Host memory is checked from the shapes before anything is allocated: the standardised copy of the features
+    // this core makes and, on the CPU, everything its session allocates. A device budget is the plugin's to check.
+    detail::require_host_memory(
+        training_host_memory_bytes(network.layers(), network.optimizer(), data.size(), config.batch_size,
+                                   data.standardization() || network.standardization(), backend, 0),
+        "the training session on " + backend.describe(),
+        "lower the batch size, use a smaller network or data set, or free memory");
     SessionDescriptor desc(network, data, config, backend);
     m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
     m_impl->parameter_count = network.parameter_count();
@@ -71,8 +83,8 @@ float TrainingSession::train_epoch() {
     if (!std::isfinite(loss)) {
         m_impl->closed_reason = "train_epoch returned a non-finite loss";
         m_impl->close();
-        BRAIN_THROW(ErrorCode::NumericalError, "epoch ", m_impl->first_epoch + m_impl->epochs_done,
-                    " on ", m_impl->backend.describe(), " produced a non-finite loss (", loss,
+        BRAIN_THROW(ErrorCode::NumericalError, "epoch ", m_impl->first_epoch + m_impl->epochs_done, " on ",
+                    m_impl->backend.describe(), " produced a non-finite loss (", loss,
                     "); lower the learning rate or check the data for extreme values");
     }
     ++m_impl->epochs_done;
@@ -117,12 +129,16 @@ AcceleratorStats TrainingSession::stats() const {
     return detail::stats_from_plugin(raw, m_impl->backend.plugin_name());
 }
 
-const TrainingBackend& TrainingSession::backend() const noexcept { return m_impl->backend; }
+const TrainingBackend& TrainingSession::backend() const noexcept {
+    return m_impl->backend;
+}
 
 void TrainingSession::close() noexcept {
     if (m_impl) m_impl->close();
 }
 
-bool TrainingSession::is_open() const noexcept { return m_impl && m_impl->session; }
+bool TrainingSession::is_open() const noexcept {
+    return m_impl && m_impl->session;
+}
 
 } // namespace brain

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <brain/export.hpp>
-
+#include <brain/limits.hpp>
 #include <brain/matrix.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -26,6 +25,7 @@ struct BRAIN_API Standardization {
 struct CsvOptions {
     std::vector<std::string> target_columns; // by header name; at least one
     char delimiter = ',';
+    InputLimits limits; // file size, columns, cell length and classes
 };
 
 // Features (rows x inputs) and targets (rows x outputs), always in the user's raw units. Copyable.
@@ -34,8 +34,10 @@ public:
     Dataset() = default;
     // From in-memory rows; features.rows() must equal targets.rows() and both must be finite.
     Dataset(Matrix features, Matrix targets);
-    // From a CSV file with a header row. Numeric target columns are used as they are; a target column with
-    // any non-numeric cell is a class label, one-hot encoded (labels sorted). Errors name the file and line.
+    // From a CSV file read by CsvTable (its rules and limits). Numeric target columns are used as they are; a
+    // target column with any non-numeric cell is a class label, one-hot encoded (labels sorted byte-wise), with at
+    // least two and at most limits.max_classes classes. Errors name the file, line and column; a data set larger
+    // than the host memory available is AllocationFailed before it is allocated.
     static Dataset from_csv(const std::filesystem::path& path, const CsvOptions& options);
 
     const Matrix& features() const noexcept { return m_features; }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <brain/export.hpp>
-
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -41,6 +40,11 @@ BRAIN_API std::string_view to_string(ErrorCode code) noexcept;
 // Every code, in numeric order (for documentation and tests).
 BRAIN_API const ErrorCode* all_error_codes(std::size_t* count) noexcept;
 
+// `text` quoted for an error message ('like this'): at most max_bytes bytes, cut at a character boundary and
+// followed by "... (N bytes)" when longer; control characters and bytes that are not UTF-8 appear as \xNN. A
+// hostile value can neither flood nor garble the message.
+BRAIN_API std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 80);
+
 // The library's exception: a code and one message saying what was expected, what was found and what to do.
 class BRAIN_API Error : public std::runtime_error {
 public:
@@ -68,9 +72,9 @@ std::string concat(const Parts&... parts) {
 #define BRAIN_THROW(code, ...) throw ::brain::Error((code), ::brain::detail::concat(__VA_ARGS__))
 
 // Throw brain::Error(code, message parts...) unless cond holds.
-#define BRAIN_CHECK(cond, code, ...)                                                                          \
-    do {                                                                                                      \
-        if (!(cond)) BRAIN_THROW(code, __VA_ARGS__);                                                          \
+#define BRAIN_CHECK(cond, code, ...)                                                                               \
+    do {                                                                                                           \
+        if (!(cond)) BRAIN_THROW(code, __VA_ARGS__);                                                               \
     } while (false)
 
 // Shorthand for argument checks.

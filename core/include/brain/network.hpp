@@ -1,14 +1,12 @@
 // brain::Network: a dense feed-forward network, its builder, training entry points and model files.
 #pragma once
 
-#include <brain/export.hpp>
-
 #include <brain/backend.hpp>
 #include <brain/dataset.hpp>
+#include <brain/export.hpp>
 #include <brain/matrix.hpp>
 #include <brain/stats.hpp>
 #include <brain/types.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -83,6 +81,7 @@ public:
                                const Dataset* validation = nullptr);
 
     // Outputs for raw input rows (the network's standardisation is applied). Runs on the host; needs no plugin.
+    // Throws InvalidData for a non-finite input and NumericalError naming the row whose output is not finite.
     Matrix predict(const Matrix& inputs) const;
     // Outputs for raw input rows computed on `backend` (its precision included) by the plugin's predictor: the
     // weights go to the backend once and the rows stream through in batches that fit its memory budget
@@ -99,10 +98,16 @@ public:
     // Replace the parameters (size must equal parameter_count()).
     void set_parameters(std::vector<float> parameters);
 
-    // Write the model file (docs/model-format.md) atomically: a temporary file beside it, flushed, renamed.
+    // Write the model file (docs/model-format.md) through write_file_safely (safe_file.hpp): whole or not at all,
+    // never over a symbolic link, directory, device, FIFO or socket.
     void save_json(const std::filesystem::path& path) const;
-    // Read a model file; errors (InvalidModelFile) name the file and the JSON path at fault.
+    // The same, also refusing a path that is the same file as one of `inputs` (e.g. the training data).
+    void save_json(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs) const;
+    // Read a model file of at most InputLimits{}.max_file_bytes; errors (InvalidModelFile) name the file and the
+    // JSON path at fault. A directory, device or socket is IoError.
     static Network load_json(const std::filesystem::path& path);
+    // The same with explicit limits (max_file_bytes applies).
+    static Network load_json(const std::filesystem::path& path, const InputLimits& limits);
     // The model as a JSON text, and back.
     std::string to_json_string() const;
     static Network from_json_string(const std::string& text, const std::string& origin = "<string>");
@@ -139,7 +144,8 @@ public:
     NetworkBuilder& optimizer(const Optimizer& optimizer);
     NetworkBuilder& seed(std::uint64_t seed);
     // Validate and initialise (He for ReLU-like layers, Glorot otherwise; zero biases), fully determined by
-    // the seed. Throws InvalidArgument naming the layer and value at fault.
+    // the seed. Throws InvalidArgument naming the layer and value at fault, and AllocationFailed, before
+    // allocating, when the parameters and optimizer state exceed the host memory available.
     Network build() const;
 
 private:

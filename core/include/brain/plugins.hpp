@@ -18,15 +18,20 @@ struct PluginRecord {
     std::string name;           // backend name
     std::filesystem::path path; // the file tried (empty if not found)
     PluginStage stage = PluginStage::Search;
-    bool ok = false;        // loaded and initialised
-    int error_code = 0;     // brain::ErrorCode value when !ok (or when device_count failed)
-    std::string message;    // the precise reason (loader text, versions, plugin message)
-    std::string version;    // plugin version when loaded
+    bool ok = false;     // loaded and initialised
+    int error_code = 0;  // brain::ErrorCode value when !ok (or when device_count failed)
+    std::string message; // the precise reason (loader text, versions, plugin message)
+    std::string version; // plugin version when loaded
     std::string description;
     unsigned abi_major = 0;
     unsigned abi_minor = 0;
     int device_count = -1;     // -1: unknown or failed
     std::string device_status; // why device_count failed, if it did
+    // Which file a backend name resolves to: the first regular file libbrain_<name>.so on the search path (a
+    // symbolic link to one counts). Entries of that name that are not regular files (a directory, a dangling or
+    // looping link) are skipped; regular files after the chosen one are shadowed and never loaded.
+    enum class Selection { Used, Skipped, Shadowed };
+    Selection selection = Selection::Used;
 };
 
 // Directories searched, in order: each entry of BRAIN_PLUGIN_PATH (colon-separated), then brain/plugins beside
@@ -34,8 +39,9 @@ struct PluginRecord {
 // BRAIN_PLUGIN_PATH_ONLY=1 only BRAIN_PLUGIN_PATH is searched (hermetic deployments and tests).
 BRAIN_API std::vector<std::filesystem::path> plugin_search_paths();
 
-// Load (if not yet loaded) every libbrain_*.so found on the search path and report each; never throws for a
-// broken plugin (its record says why).
+// Every libbrain_*.so entry on the search path, each with its Selection: the used file of each name is loaded
+// (if not yet loaded) and reported, skipped and shadowed entries say why they are not used (message). Never
+// throws for a broken plugin (its record says why). load_plugin and every backend pick the same files.
 BRAIN_API std::vector<PluginRecord> discover_plugins();
 
 // Load the plugin for backend `name` and report it (throws PluginNotFound / PluginLoadFailed /

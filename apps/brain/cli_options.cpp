@@ -1,0 +1,55 @@
+#include "cli_options.hpp"
+
+#include <charconv>
+#include <string>
+
+namespace brain::app {
+
+namespace {
+// 16 TiB: far above any file this program can hold, and small enough that the byte count cannot overflow.
+constexpr std::uint64_t k_max_input_mib = std::uint64_t{1} << 24;
+} // namespace
+
+CLI::Validator whole_number(std::uint64_t max) {
+    return CLI::Validator(
+        [max](std::string& text) -> std::string {
+            const char* first = text.data();
+            const char* last = first + text.size();
+            if (first != last && *first == '+') ++first;
+            std::uint64_t value = 0;
+            const auto [end, ec] = std::from_chars(first, last, value);
+            if (first == last || end != last || ec != std::errc() || value > max)
+                return "expected a whole number from 0 to " + std::to_string(max) + ", found '" + text + "'";
+            return {};
+        },
+        "0.." + std::to_string(max));
+}
+
+InputLimits InputOptions::limits() const {
+    InputLimits limits;
+    limits.max_file_bytes = max_input_mib << 20;
+    limits.max_columns = max_columns;
+    limits.max_classes = max_classes;
+    limits.max_cell_bytes = max_cell_bytes;
+    return limits;
+}
+
+void add_input_options(CLI::App& cmd, InputOptions& options, bool csv) {
+    cmd.add_option("--max-input-mib", options.max_input_mib,
+                   "largest input file read, in MiB (a larger file is refused before it is read)")
+        ->capture_default_str()
+        ->check(whole_number(k_max_input_mib) & CLI::Range(std::uint64_t{1}, k_max_input_mib));
+    if (!csv) return;
+    cmd.add_option("--max-columns", options.max_columns, "most columns a CSV header may have")
+        ->capture_default_str()
+        ->check(whole_number(std::uint64_t{1} << 32) & CLI::Range(std::size_t{1}, std::size_t{1} << 32));
+    cmd.add_option("--max-classes", options.max_classes,
+                   "most distinct labels a class-label target column may hold (one output unit each)")
+        ->capture_default_str()
+        ->check(whole_number(std::uint64_t{1} << 32) & CLI::Range(std::size_t{2}, std::size_t{1} << 32));
+    cmd.add_option("--max-cell-bytes", options.max_cell_bytes, "longest CSV cell, in bytes")
+        ->capture_default_str()
+        ->check(whole_number(std::uint64_t{1} << 40) & CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+}
+
+} // namespace brain::app

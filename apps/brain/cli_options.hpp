@@ -1,0 +1,29 @@
+// Options shared by the brain command's subcommands: the bounds on untrusted input (brain::InputLimits) and the
+// check that every whole-number option is one.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <brain/limits.hpp>
+#include <cstdint>
+
+namespace brain::app {
+
+// A whole number from 0 to `max`, written in decimal digits. CLI11 alone would read "-1" as 2^64 - 1 and clamp a
+// number too large for its type; this refuses both (exit 105, naming the option and the range).
+CLI::Validator whole_number(std::uint64_t max);
+
+// The values behind --max-input-mib, --max-columns, --max-classes and --max-cell-bytes.
+struct InputOptions {
+    std::uint64_t max_input_mib = InputLimits{}.max_file_bytes >> 20;
+    std::size_t max_columns = InputLimits{}.max_columns;
+    std::size_t max_classes = InputLimits{}.max_classes;
+    std::size_t max_cell_bytes = InputLimits{}.max_cell_bytes;
+
+    // As brain::InputLimits.
+    InputLimits limits() const;
+};
+
+// Registers the options on `cmd`; `csv` adds the CSV-only ones (columns, classes, cell length).
+void add_input_options(CLI::App& cmd, InputOptions& options, bool csv);
+
+} // namespace brain::app
