@@ -7,6 +7,7 @@
 #include <brain/training_session.hpp>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace brain::conformance {
@@ -126,23 +127,42 @@ void run_error_checks(CheckTable& table, const SessionFixture& kit) {
     });
 
     table.run("precision", [&] {
-        auto net = kit_network();
-        const auto tf32 = kit.backend.with_precision(Precision::Tf32);
-        try {
-            TrainingSession session(net, kit.data, kit.config, tf32);
+        // Each precision is what its name says, or refused with Unsupported: accepted, it is reported in the stats
+        // and trains to other bits than float32 (a plugin that ran float32 under another name would not).
+        const auto trained = [&](const TrainingBackend& backend, AcceleratorStats* stats) {
+            auto net = kit_network();
+            TrainingSession session(net, kit.data, kit.config, backend);
             session.train_epoch();
-            const auto stats = session.stats();
-            require(stats.precision == Precision::Tf32,
-                    "TF32 was accepted but the stats report " + std::string(to_string(stats.precision)) +
-                        "; never fall back silently: refuse with Unsupported instead");
-            return std::string("TF32 accepted and reported in the stats");
-        } catch (const Error& e) {
-            require(e.code() == ErrorCode::Unsupported, "asking for TF32 failed with " + error_text(e) +
-                                                            "; refuse an unsupported precision with "
-                                                            "Unsupported");
-            require(std::string(e.what()).size() > 0, "Unsupported arrived without a message");
-            return "TF32 refused with Unsupported: " + std::string(e.what());
+            if (stats) *stats = session.stats();
+            return session.checkpoint().parameters;
+        };
+        const std::vector<float> float32 = trained(kit.backend, nullptr);
+        std::string detail;
+        for (const Precision precision : {Precision::Tf32, Precision::Bf16}) {
+            const std::string name(to_string(precision));
+            if (!detail.empty()) detail += "; ";
+            try {
+                AcceleratorStats stats;
+                const std::vector<float> weights = trained(kit.backend.with_precision(precision), &stats);
+                require(stats.precision == precision,
+                        name + " was accepted but the stats report " + std::string(to_string(stats.precision)) +
+                            "; never fall back silently: refuse with Unsupported instead");
+                require(weights != float32, name +
+                                                " was accepted but trained to the same bits as float32: the "
+                                                "plugin did not run " +
+                                                name + "; run what the name says or refuse it with Unsupported");
+                detail += name + " accepted, reported in the stats" +
+                          (stats.arithmetic.empty() ? std::string() : " (" + stats.arithmetic + ")") +
+                          ", other bits than float32";
+            } catch (const Error& e) {
+                require(e.code() == ErrorCode::Unsupported,
+                        "asking for " + name + " failed with " + error_text(e) +
+                            "; refuse an unsupported precision with Unsupported");
+                require(std::string(e.what()).size() > 0, "Unsupported arrived without a message");
+                detail += name + " refused with Unsupported: " + e.what();
+            }
         }
+        return detail;
     });
 }
 
