@@ -149,8 +149,7 @@ CudaPredictor::CudaPredictor(const brain_predictor_desc& desc)
     for (Event& event : m_copied) event = create_event();
     for (Event& event : m_consumed) event = create_event();
 
-    // The weights in the padded layout (zeros between layers), through pinned memory in bf16 or directly in
-    // float32.
+    // The weights in the padded layout (zeros between layers); a bf16 predictor's converted on the host.
     std::vector<float> padded(m_layout.count, 0.0f);
     for (std::size_t l = 0; l < plan.layers.size(); ++l) {
         const LayerPlan& layer = plan.layers[l];
