@@ -239,10 +239,16 @@ CudaPredictor::Part CudaPredictor::plan_part(std::size_t rows, int slot) {
         part.bias_in_product.push_back(chosen.has_value());
         part.activation_in_product.push_back(chosen.has_value() && relu);
         if (!chosen) chosen = LtMatmul::plan(m_lt.get(), product, m_workspace_bytes);
-        if (!chosen)
-            fail(BRAIN_ERR_GEMM_FAILED, std::string("cuBLASLt has no ") + precision_name(plan.precision) +
-                                            " algorithm for layer " + std::to_string(l) +
-                                            "'s product on this device; predict in precision float32 instead");
+        if (!chosen) {
+            // cuBLAS's own kernels for a product cuBLASLt has none for, on the same stream and workspace.
+            chosen = LtMatmul::through_cublas(product);
+            if (!m_cublas) {
+                m_cublas = create_cublas();
+                check_cublas(cublasSetStream(m_cublas.get(), m_compute.get()), "cublasSetStream");
+                check_cublas(cublasSetWorkspace(m_cublas.get(), m_workspace.get(), m_workspace_bytes),
+                             "cublasSetWorkspace");
+            }
+        }
         part.forward.push_back(std::move(*chosen));
         input = output;
     }
@@ -275,7 +281,7 @@ void CudaPredictor::enqueue_part(const Part& part) {
     }
     for (std::size_t l = 0; l < layers; ++l) {
         const LayerPlan& layer = plan.layers[l];
-        part.forward[l].run(m_lt.get(), stream, m_workspace.get(), m_workspace_bytes,
+        part.forward[l].run(m_lt.get(), m_cublas.get(), stream, m_workspace.get(), m_workspace_bytes,
                             "cublasLtMatmul (prediction)");
         const auto width = static_cast<unsigned>(layer.outputs);
         const std::uint64_t count = static_cast<std::uint64_t>(rows) * layer.outputs;

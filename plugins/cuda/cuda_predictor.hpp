@@ -57,6 +57,7 @@ private:
     DeviceAllocator m_allocator;
     Stream m_compute, m_copy; // the products and read-backs; the inputs' transfers
     LtHandle m_lt;
+    CublasHandle m_cublas; // only for products cuBLASLt has no algorithm for
     std::uint64_t m_workspace_bytes = 0;
     DeviceBuffer m_weights;   // the padded layout: float32, or bf16 for precision bf16
     DeviceBuffer m_head_bias; // bf16 only: the output layer's biases in float32

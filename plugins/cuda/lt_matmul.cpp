@@ -96,14 +96,35 @@ std::optional<LtMatmul> LtMatmul::plan(cublasLtHandle_t handle, const LtProduct&
     return matmul;
 }
 
-void LtMatmul::run(cublasLtHandle_t handle, cudaStream_t stream, void* workspace, std::uint64_t workspace_bytes,
-                   const char* what) const {
+LtMatmul LtMatmul::through_cublas(const LtProduct& product) {
+    if (product.epilogue != LtEpilogue::None)
+        fail(BRAIN_ERR_GEMM_FAILED, "a product with an epilogue cannot go through cublasGemmEx");
+    LtMatmul matmul;
+    matmul.m_cublas = true;
+    matmul.m_product = product;
+    return matmul;
+}
+
+void LtMatmul::run(cublasLtHandle_t handle, cublasHandle_t cublas, cudaStream_t stream, void* workspace,
+                   std::uint64_t workspace_bytes, const char* what) const {
     const float one = 1.0f, zero = 0.0f;
-    const cublasStatus_t status =
-        inject_fault(Fault::Gemm)
-            ? CUBLAS_STATUS_EXECUTION_FAILED
-            : cublasLtMatmul(handle, m_desc.get(), &one, m_pa, m_a.get(), m_pb, m_b.get(), &zero, m_pd, m_d.get(),
-                             m_pd, m_d.get(), &m_algo, workspace, workspace_bytes, stream);
+    cublasStatus_t status = CUBLAS_STATUS_EXECUTION_FAILED;
+    if (inject_fault(Fault::Gemm)) {
+        // as if the product failed
+    } else if (m_cublas) {
+        // The stored matrices: op(A) is m x k, op(B) k x n, D m x n (column-major).
+        const LtProduct& p = m_product;
+        const auto m = static_cast<int>(p.transa == CUBLAS_OP_N ? p.a.rows : p.a.cols);
+        const auto k = static_cast<int>(p.transa == CUBLAS_OP_N ? p.a.cols : p.a.rows);
+        const auto n = static_cast<int>(p.d.cols);
+        status =
+            cublasGemmEx(cublas, p.transa, p.transb, m, n, k, &one, p.a.pointer, p.a.type, static_cast<int>(p.a.ld),
+                         p.b.pointer, p.b.type, static_cast<int>(p.b.ld), &zero, const_cast<void*>(p.d.pointer),
+                         p.d.type, static_cast<int>(p.d.ld), p.compute, CUBLAS_GEMM_DEFAULT);
+    } else {
+        status = cublasLtMatmul(handle, m_desc.get(), &one, m_pa, m_a.get(), m_pb, m_b.get(), &zero, m_pd,
+                                m_d.get(), m_pd, m_d.get(), &m_algo, workspace, workspace_bytes, stream);
+    }
     check_cublas(status, what);
 }
 

@@ -55,10 +55,16 @@ public:
     // these types), so that the caller can choose another form. GEMM_FAILED for any other failure.
     static std::optional<LtMatmul> plan(cublasLtHandle_t handle, const LtProduct& product,
                                         std::uint64_t workspace_bytes);
-    // Enqueue the product on `stream` (alpha 1, beta 0). GEMM_FAILED naming `what` on failure.
-    void run(cublasLtHandle_t handle, cudaStream_t stream, void* workspace, std::uint64_t workspace_bytes,
-             const char* what) const;
-    explicit operator bool() const noexcept { return static_cast<bool>(m_desc); }
+    // The same product (its epilogue must be None) through cublasGemmEx, whose kernels take any leading dimension
+    // and alignment: for a product cuBLASLt has no algorithm for. run() then needs a cuBLAS handle bound to the
+    // stream, with host pointer mode.
+    static LtMatmul through_cublas(const LtProduct& product);
+    // Enqueue the product on `stream` (alpha 1, beta 0); `cublas` is used only by a through_cublas product.
+    // GEMM_FAILED naming `what` on failure.
+    void run(cublasLtHandle_t handle, cublasHandle_t cublas, cudaStream_t stream, void* workspace,
+             std::uint64_t workspace_bytes, const char* what) const;
+    // Whether run() needs the cuBLAS handle.
+    bool uses_cublas() const noexcept { return m_cublas; }
 
 private:
     using Desc = UniqueHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
@@ -70,6 +76,8 @@ private:
     const void* m_pa = nullptr;
     const void* m_pb = nullptr;
     void* m_pd = nullptr;
+    bool m_cublas = false; // through_cublas: cublasGemmEx with the product below
+    LtProduct m_product;
 };
 
 } // namespace brain::cuda

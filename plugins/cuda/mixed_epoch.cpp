@@ -112,15 +112,12 @@ void CudaSession::plan_mixed_products() {
     const DevicePlan& plan = m_plan;
     const std::size_t layers = plan.layers.size();
     auto* params16 = static_cast<Bf16*>(m_params16.get());
-    int forward_fused = 0, gradient_fused = 0;
-    // A product cuBLASLt must have: without it the session cannot run in bf16 at all.
-    const auto required = [](std::optional<LtMatmul> matmul, const char* what, std::size_t l) {
-        if (!matmul)
-            fail(BRAIN_ERR_GEMM_FAILED, std::string("cuBLASLt has no bf16 algorithm for layer ") +
-                                            std::to_string(l) + "'s " + what +
-                                            " product on this device; train in precision tf32 or "
-                                            "float32 instead");
-        return std::move(*matmul);
+    int forward_fused = 0, gradient_fused = 0, through_cublas = 0;
+    // A product without an epilogue that cuBLASLt has no algorithm for goes through cublasGemmEx.
+    const auto required = [&](std::optional<LtMatmul> matmul, const LtProduct& plain) {
+        if (matmul) return std::move(*matmul);
+        ++through_cublas;
+        return LtMatmul::through_cublas(plain);
     };
     const auto products = [&](std::size_t rows) {
         std::vector<MixedLayer> out(layers);
@@ -153,7 +150,7 @@ void CudaSession::plan_mixed_products() {
                 forward_fused += chosen.has_value() ? 1 : 0;
             }
             if (!chosen) chosen = LtMatmul::plan(m_lt.get(), forward, m_workspace_bytes);
-            m.forward = required(std::move(chosen), "forward", l);
+            m.forward = required(std::move(chosen), forward);
 
             // Weight gradient: dW (in x out) = input (in x rows)  delta (stored out x rows) ^T, db in the epilogue.
             LtProduct weight;
@@ -170,7 +167,7 @@ void CudaSession::plan_mixed_products() {
             m.bias_gradient_in_product = chosen.has_value();
             gradient_fused += chosen.has_value() ? 1 : 0;
             if (!chosen) chosen = LtMatmul::plan(m_lt.get(), weight, m_workspace_bytes);
-            m.weight_gradient = required(std::move(chosen), "weight-gradient", l);
+            m.weight_gradient = required(std::move(chosen), weight);
 
             if (l == 0) continue;
             // The layer below's delta: (in x rows) = W (in x out)  delta (out x rows).
@@ -180,7 +177,7 @@ void CudaSession::plan_mixed_products() {
             back.a = {weights, CUDA_R_16BF, in, outputs, static_cast<std::int64_t>(in)};
             back.b = {delta16(l), CUDA_R_16BF, outputs, rows, static_cast<std::int64_t>(outputs)};
             back.d = {delta16(l - 1), CUDA_R_16BF, in, rows, static_cast<std::int64_t>(in)};
-            m.input_gradient = required(LtMatmul::plan(m_lt.get(), back, m_workspace_bytes), "input-gradient", l);
+            m.input_gradient = required(LtMatmul::plan(m_lt.get(), back, m_workspace_bytes), back);
         }
         return out;
     };
@@ -192,6 +189,14 @@ void CudaSession::plan_mixed_products() {
                      std::to_string(layers) + " weight-gradient products";
     const std::size_t last_rows = plan.rows % plan.config.batch_size;
     if (plan.rows > plan.batch_rows && last_rows != 0) m_mixed_last = products(last_rows);
+    if (through_cublas) {
+        // cuBLAS's own bf16 kernels for the products cuBLASLt has none for, on the same stream and workspace.
+        m_cublas = create_cublas();
+        check_cublas(cublasSetStream(m_cublas.get(), m_stream.get()), "cublasSetStream");
+        check_cublas(cublasSetWorkspace(m_cublas.get(), m_workspace.get(), m_workspace_bytes),
+                     "cublasSetWorkspace");
+        m_mixed_fusion += "; " + std::to_string(through_cublas) + " products through cublasGemmEx";
+    }
 }
 
 void CudaSession::enqueue_mixed_gather(std::size_t start, unsigned rows) {
@@ -250,7 +255,7 @@ void CudaSession::enqueue_mixed_batch(unsigned rows, int batch) {
     for (std::size_t l = 0; l < layers; ++l) {
         const LayerPlan& layer = plan.layers[l];
         const MixedLayer& m = products[l];
-        m.forward.run(lt, stream, workspace, m_workspace_bytes, "cublasLtMatmul (bf16 forward)");
+        m.forward.run(lt, m_cublas.get(), stream, workspace, m_workspace_bytes, "cublasLtMatmul (bf16 forward)");
         if (l + 1 == layers) {
             float* z = m_z[l].floats();
             float* a = m_a[l].get() ? m_a[l].floats() : z;
@@ -274,13 +279,15 @@ void CudaSession::enqueue_mixed_batch(unsigned rows, int batch) {
     for (std::size_t l = layers; l-- > 0;) {
         const LayerPlan& layer = plan.layers[l];
         const MixedLayer& m = products[l];
-        m.weight_gradient.run(lt, stream, workspace, m_workspace_bytes, "cublasLtMatmul (bf16 weight gradient)");
+        m.weight_gradient.run(lt, m_cublas.get(), stream, workspace, m_workspace_bytes,
+                              "cublasLtMatmul (bf16 weight gradient)");
         if (!m.bias_gradient_in_product)
             launch(k, Kernel::ColumnSumsBf16, dim3(static_cast<unsigned>((layer.outputs + 31) / 32)), dim3(32, 8),
                    stream, static_cast<const Bf16*>(delta16(l)), grads + plan.padded.bias_offset[l], rows,
                    static_cast<unsigned>(layer.outputs));
         if (l == 0) continue;
-        m.input_gradient.run(lt, stream, workspace, m_workspace_bytes, "cublasLtMatmul (bf16 backward)");
+        m.input_gradient.run(lt, m_cublas.get(), stream, workspace, m_workspace_bytes,
+                             "cublasLtMatmul (bf16 backward)");
         const LayerPlan& below = plan.layers[l - 1];
         if (below.activation == BRAIN_ACT_LINEAR) continue;
         const auto* a = static_cast<const Bf16*>(m_a16[l - 1].get());
