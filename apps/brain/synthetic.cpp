@@ -2,30 +2,13 @@
 
 #include <algorithm>
 #include <brain/error.hpp>
+#include <brain/random.hpp>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
 #include <string>
 
 namespace brain::app {
-
-std::uint64_t SyntheticRng::next_u64() noexcept {
-    std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-double SyntheticRng::uniform() noexcept {
-    return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-}
-
-double SyntheticRng::normal() noexcept {
-    // Box-Muller; 1 - u keeps the logarithm's argument in (0, 1].
-    const double u1 = 1.0 - uniform();
-    const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
 
 SyntheticKind parse_synthetic_kind(std::string_view text) {
     if (text == "regression") return SyntheticKind::Regression;
@@ -56,7 +39,7 @@ const char* header_of(SyntheticKind kind) {
     return "";
 }
 
-void regression_row(std::string& out, SyntheticRng& rng) {
+void regression_row(std::string& out, Random& rng) {
     double x[6];
     for (double& v : x) v = rng.uniform(-2.0, 2.0);
     // Smooth but clearly nonlinear: a linear model cannot fit the sine, product and square terms.
@@ -66,7 +49,7 @@ void regression_row(std::string& out, SyntheticRng& rng) {
     out += fmt(y, 5) + "\n";
 }
 
-void churn_row(std::string& out, SyntheticRng& rng) {
+void churn_row(std::string& out, Random& rng) {
     const double contract_pick = rng.uniform();
     const int contract = contract_pick < 0.5 ? 1 : (contract_pick < 0.8 ? 12 : 24);
     // Longer contracts go with longer tenure, as in real subscription data.
@@ -88,7 +71,7 @@ void churn_row(std::string& out, SyntheticRng& rng) {
            std::to_string(services) + "," + (churned ? "yes" : "no") + "\n";
 }
 
-void xor_row(std::string& out, SyntheticRng& rng) {
+void xor_row(std::string& out, Random& rng) {
     const double a = rng.uniform(-1.0, 1.0);
     const double b = rng.uniform(-1.0, 1.0);
     out += fmt(a, 4) + "," + fmt(b, 4) + "," + (((a > 0) != (b > 0)) ? "1" : "0") + "\n";
@@ -99,7 +82,7 @@ void xor_row(std::string& out, SyntheticRng& rng) {
 void generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed,
                   const std::function<void(std::string_view)>& sink) {
     BRAIN_CHECK_ARG(rows > 0, "a data set needs at least one row, found --rows 0");
-    SyntheticRng rng(seed);
+    Random rng(seed);
     constexpr std::size_t chunk = 1 << 20;
     std::string out = header_of(kind);
     out.reserve(chunk + 4096);
@@ -132,7 +115,7 @@ std::string generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t see
 Dataset make_regression(std::size_t rows, std::size_t inputs, std::uint64_t seed) {
     BRAIN_CHECK_ARG(rows > 0 && inputs > 0, "make_regression needs rows > 0 and inputs > 0, found ", rows, " and ",
                     inputs);
-    SyntheticRng rng(seed);
+    Random rng(seed);
     std::vector<double> weight(inputs);
     for (double& w : weight) w = rng.uniform(-1.0, 1.0);
     Matrix x(rows, inputs);

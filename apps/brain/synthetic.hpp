@@ -31,21 +31,4 @@ void generate_csv(SyntheticKind kind, std::size_t rows, std::uint64_t seed,
 // nonlinear terms of them plus noise (used by the examples, whose networks take input_size 16).
 Dataset make_regression(std::size_t rows, std::size_t inputs, std::uint64_t seed);
 
-// A small deterministic random source (splitmix64 + Box-Muller), identical on every platform and compiler,
-// unlike std:: distributions.
-class SyntheticRng {
-public:
-    explicit SyntheticRng(std::uint64_t seed) : m_state(seed) {}
-    std::uint64_t next_u64() noexcept;
-    // Uniform in [0, 1).
-    double uniform() noexcept;
-    // Uniform in [lo, hi).
-    double uniform(double lo, double hi) noexcept { return lo + (hi - lo) * uniform(); }
-    // Standard normal.
-    double normal() noexcept;
-
-private:
-    std::uint64_t m_state;
-};
-
 } // namespace brain::app
