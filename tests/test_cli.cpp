@@ -203,6 +203,44 @@ TEST_CASE("brain train then predict round-trips a classifier", "[cli]") {
     CHECK(number_after(predict.output, "accuracy against 'y': ") > 0.8);
 }
 
+TEST_CASE("brain predict --backend predicts through the backend's predictor, as the host does", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind churn --rows 500 --seed 2 --out " + dir.q("c.csv")).status == 0);
+    REQUIRE(run(bin("brain") + " train --csv " + dir.q("c.csv") +
+                " --target churned --layers 16,8 --epochs 3 --batch 64 --out " + dir.q("m.json"))
+                .status == 0);
+    const std::string predict = bin("brain") + " predict --model " + dir.q("m.json") + " --csv " + dir.q("c.csv");
+    REQUIRE(run(predict + " --out " + dir.q("host.csv")).status == 0);
+    const auto device = run(predict + " --backend cpu --out " + dir.q("cpu.csv"));
+    INFO(device.output);
+    REQUIRE(device.status == 0);
+    const auto host_lines = lines_of(dir / "host.csv"), device_lines = lines_of(dir / "cpu.csv");
+    REQUIRE(host_lines.size() == 501);
+    REQUIRE(device_lines.size() == host_lines.size());
+    CHECK(device_lines[0] == host_lines[0]);
+    for (std::size_t r = 1; r < host_lines.size(); ++r) {
+        const auto h = split(host_lines[r]), d = split(device_lines[r]);
+        REQUIRE(d.size() == h.size());
+        for (std::size_t c = 1; c < h.size(); ++c) REQUIRE(std::abs(std::stod(d[c]) - std::stod(h[c])) < 1e-5);
+    }
+    // --precision and --budget belong to a backend; the CPU refuses what it does not run; nothing is written.
+    const auto stray = run(predict + " --precision bf16 --out " + dir.q("stray.csv"));
+    CHECK(stray.status == 2);
+    CHECK(contains(stray.output, "add --backend"));
+    const auto bf16 = run(predict + " --backend cpu --precision bf16 --out " + dir.q("bf16.csv"));
+    CHECK(bf16.status == 2);
+    CHECK(contains(bf16.output, "error: Unsupported: the CPU backend computes in float32 only"));
+    CHECK(contains(bf16.output, "precision bf16"));
+    CHECK_FALSE(fs::exists(dir / "stray.csv"));
+    CHECK_FALSE(fs::exists(dir / "bf16.csv"));
+    if (!cuda_usable()) {
+        const auto cuda = run(predict + " --backend cuda:0 --out " + dir.q("cuda.csv"));
+        CHECK(cuda.status == 2);
+        CHECK(says_cuda_unavailable(cuda.output));
+        CHECK_FALSE(fs::exists(dir / "cuda.csv"));
+    }
+}
+
 TEST_CASE("brain predict writes class labels and probabilities for a class-label target", "[cli]") {
     TempDir dir;
     REQUIRE(run(bin("brain") + " generate --kind churn --rows 600 --seed 1 --out " + dir.q("c.csv")).status == 0);

@@ -7,6 +7,7 @@
 #include <brain/training_session.hpp>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace brain::conformance {
 
@@ -128,15 +129,27 @@ std::string precision_check(KitContext& context) {
         const std::string name(to_string(p));
         const TrainingBackend backend = kit.backend.with_precision(p);
         if (caps.runs(p)) {
-            auto net = kit_network();
-            TrainingSession session(net, kit.data, kit.config, backend);
-            const float loss = session.train_epoch();
-            require(std::isfinite(loss), name + " was accepted but the epoch loss is " + std::to_string(loss));
-            const auto stats = session.stats();
+            // Honoured means reported in the stats and training to other bits than float32: a plugin that ran
+            // float32 under another name would give the same weights.
+            const auto trained = [&](const TrainingBackend& b, AcceleratorStats* stats) {
+                auto net = kit_network();
+                TrainingSession session(net, kit.data, kit.config, b);
+                const float loss = session.train_epoch();
+                require(std::isfinite(loss), name + " was accepted but the epoch loss is " + std::to_string(loss));
+                if (stats) *stats = session.stats();
+                return session.checkpoint().parameters;
+            };
+            AcceleratorStats stats;
+            const std::vector<float> weights = trained(backend, &stats);
             require(stats.precision == p, name + " was accepted but the stats report " +
                                               std::string(to_string(stats.precision)) +
                                               "; never fall back silently: refuse with Unsupported instead");
-            detail += (detail.empty() ? "" : "; ") + name + " declared, honoured and reported in the stats";
+            require(weights != trained(kit.backend, nullptr),
+                    name + " was accepted but trained to the same bits as float32: the plugin did not run " + name +
+                        "; run what the name says or refuse it with Unsupported");
+            detail += (detail.empty() ? "" : "; ") + name + " declared, honoured and reported in the stats" +
+                      (stats.arithmetic.empty() ? std::string() : " (" + stats.arithmetic + ")") +
+                      ", other bits than float32";
         } else {
             const std::string message =
                 require_refusal(kit, kit_network(), kit.data, backend, {name}, "a session asking for " + name);

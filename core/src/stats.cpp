@@ -50,6 +50,7 @@ std::ostream& operator<<(std::ostream& out, const AcceleratorStats& s) {
         << "    device_to_host_bytes: " << grouped(s.device_to_host_bytes) << ",\n"
         << "    dataset_resident: " << (s.dataset_resident ? "true" : "false") << ",\n"
         << "    precision: " << to_string(s.precision) << ",\n"
+        << "    arithmetic: " << (s.arithmetic.empty() ? "(not reported)" : s.arithmetic) << ",\n"
         << "    dataset_bytes: " << grouped(s.dataset_bytes) << ",\n"
         << "    workspace_bytes: " << grouped(s.workspace_bytes) << ",\n"
         << "    budget_bytes: " << grouped(s.budget_bytes) << ",\n"
@@ -70,6 +71,7 @@ std::string to_json(const AcceleratorStats& s) {
         {"device_to_host_bytes", s.device_to_host_bytes},
         {"dataset_resident", s.dataset_resident},
         {"precision", std::string(to_string(s.precision))},
+        {"arithmetic", s.arithmetic},
         {"dataset_bytes", s.dataset_bytes},
         {"workspace_bytes", s.workspace_bytes},
         {"budget_bytes", s.budget_bytes},

@@ -2,6 +2,7 @@
 // checks. Training lives in cpu_session.cpp.
 #include "blas_library.hpp"
 #include "cpu_kernels.hpp"
+#include "cpu_predictor.hpp"
 #include "cpu_session.hpp"
 #include "worker_pool.hpp"
 
@@ -84,6 +85,7 @@ struct CpuBackend {
     static constexpr const char* name = "cpu";
     static constexpr const char* version = BRAIN_CPU_PLUGIN_VERSION;
     using Session = CpuSession;
+    using Predictor = CpuPredictor;
 
     static std::string description() {
         try {

@@ -104,10 +104,31 @@ extern int brain_test_missing_dependency(void);
 int brain_test_use_dependency(void) { return brain_test_missing_dependency(); }
 #endif
 
+#ifdef BROKEN_HALF_PREDICTOR
+/* predictor_open without predictor_run and predictor_close: a table the core must refuse at load. */
+static brain_error* predictor_open(const brain_predictor_desc* desc, brain_predictor** out) {
+    (void)desc;
+    (void)out;
+    return make_error(BRAIN_ERR_UNSUPPORTED, "test plugin: predictor_open is not implemented");
+}
+#endif
+
 static const brain_plugin_api k_api = {
-    sizeof(brain_plugin_api), BROKEN_ABI_MAJOR, BRAIN_ABI_VERSION_MINOR, BROKEN_NAME, "0.0.0-test",
-    "deliberately broken test plugin", error_code, error_message, error_destroy, initialize, device_count, probe,
-    session_open, train_epoch, checkpoint,
+    sizeof(brain_plugin_api),
+    BROKEN_ABI_MAJOR,
+    BRAIN_ABI_VERSION_MINOR,
+    BROKEN_NAME,
+    "0.0.0-test",
+    "deliberately broken test plugin",
+    error_code,
+    error_message,
+    error_destroy,
+    initialize,
+    device_count,
+    probe,
+    session_open,
+    train_epoch,
+    checkpoint,
 #ifdef BROKEN_NULL_FUNCTION
     NULL,
 #else
@@ -117,6 +138,9 @@ static const brain_plugin_api k_api = {
 #ifdef BROKEN_CAPABILITIES_FAIL
     NULL, /* session_set_learning_rate */
     capabilities,
+#endif
+#ifdef BROKEN_HALF_PREDICTOR
+    .predictor_open = predictor_open,
 #endif
 };
 

@@ -28,6 +28,9 @@ struct AcceleratorStats {
     std::uint64_t dataset_bytes = 0;   // device memory holding the data set or its staging buffers
     std::uint64_t workspace_bytes = 0; // library workspaces charged to the budget
     std::uint64_t budget_bytes = 0;    // 0: no budget
+    // What ran, in the plugin's words (e.g. "bf16 mixed, float32 master weights (cuBLASLt)"); empty when the plugin
+    // does not say (ABI 1.0 and 1.1).
+    std::string arithmetic;
 };
 
 // Chapter-style multi-line rendering ("AcceleratorStats { peak_allocated_bytes: ..., ... }").
