@@ -74,9 +74,10 @@ public:
             const auto wire = static_cast<int>(tag & 7);
             const FieldDescriptor* f =
                 type && number <= 536870911 ? type->FindFieldByNumber(static_cast<int>(number)) : nullptr;
-            std::string name = path.empty() ? "" : path + ".";
-            name += f ? f->name() : "field " + std::to_string(number);
-            if (f && f->is_repeated()) name += "[" + std::to_string(seen[f->number()]++) + "]";
+            std::string full = path.empty() ? "" : path + ".";
+            full += f ? f->name() : "field " + std::to_string(number);
+            if (f && f->is_repeated()) full += "[" + std::to_string(seen[f->number()]++) + "]";
+            const std::string name = shorten(full);
             if (number == 0 || number > 536870911)
                 return at(start, path) + "field number " + std::to_string(number) +
                        " is not valid protobuf; " + kNotOnnx;
@@ -137,8 +138,16 @@ private:
         return std::nullopt;
     }
 
+    // A field's path for a message; a deep one keeps its last fields.
+    static std::string shorten(const std::string& path) {
+        if (path.size() <= 100) return path;
+        const auto dot = path.find('.', path.size() - 100);
+        return "..." + path.substr(dot == std::string::npos ? path.size() - 100 : dot);
+    }
+
+    // "at byte 12 (in graph.node[3]): ".
     static std::string at(std::size_t offset, const std::string& path) {
-        return "at byte " + std::to_string(offset) + (path.empty() ? ": " : " (in " + path + "): ");
+        return "at byte " + std::to_string(offset) + (path.empty() ? ": " : " (in " + shorten(path) + "): ");
     }
 
     std::string cut(std::size_t end) const {
