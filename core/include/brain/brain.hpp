@@ -10,6 +10,7 @@
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
+#include <brain/predictor.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
 #include <brain/session_descriptor.hpp>
