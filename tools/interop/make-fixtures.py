@@ -4,7 +4,10 @@ synthetic tasks, written by torch.onnx.export (the TorchScript exporter, dynamo=
 either may fail, and the other still counts) and by safetensors.torch.save_file (float32, and float16/bfloat16
 copies), with PyTorch's and ONNX Runtime's outputs on reference inputs and the training data.
 
-Needs torch, onnx, onnxruntime and safetensors (no network). Runs on the CPU, so the outputs do not depend on a GPU.
+Needs torch and onnx (no network); onnxruntime and safetensors are used when present (without safetensors no
+.safetensors files are written, and the safetensors fixture test skips saying so). Runs on the CPU, so the outputs
+do not depend on a GPU. Debian 12's python3-torch (PyTorch 1.13, TorchScript exporter only) and python3-onnx are
+enough for the ONNX fixtures.
 Usage: python3 tools/interop/make-fixtures.py [OUT_DIR]        (default: tests/data/interop/torch)
 
 For every model NAME it writes NAME.csv (the training data), NAME.legacy.onnx, NAME.dynamo.onnx, NAME.safetensors,
@@ -17,13 +20,22 @@ import os
 import sys
 import traceback
 
+import inspect
+
 import numpy as np
 import onnx
-import onnxruntime
-import safetensors
 import torch
-from safetensors.torch import save_file
 from torch import nn
+
+try:
+    import onnxruntime
+except ImportError:
+    onnxruntime = None
+try:
+    import safetensors
+    from safetensors.torch import save_file
+except ImportError:
+    safetensors = None
 
 ROWS = 120  # training rows per model: keeps each CSV at a few KB
 
@@ -118,8 +130,10 @@ def export(model, example, path, dynamo):
         torch.onnx.export(model, (example,), path, dynamo=True, external_data=False,
                           dynamic_shapes=({0: torch.export.Dim("batch", min=1, max=4096)},), **kwargs)
     else:
-        torch.onnx.export(model, (example,), path, dynamo=False,
-                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, **kwargs)
+        if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+            kwargs["dynamo"] = False  # PyTorch 2.9 and later default to the dynamo exporter
+        torch.onnx.export(model, (example,), path, dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                          **kwargs)
 
 
 def main():
@@ -128,8 +142,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(20261201)
     rng = np.random.RandomState(20261201)
-    versions = {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
-                "safetensors": safetensors.__version__, "python": sys.version.split()[0]}
+    versions = {"torch": torch.__version__, "onnx": onnx.__version__,
+                "onnxruntime": onnxruntime.__version__ if onnxruntime else None,
+                "safetensors": safetensors.__version__ if safetensors else None, "python": sys.version.split()[0]}
     for name, (make, activations, task, kind) in MODELS.items():
         model = make()
         n = features_of(model)
@@ -162,11 +177,13 @@ def main():
                     info["onnx_checker"][exporter] = "passed"
                 except Exception as e:
                     info["onnx_checker"][exporter] = "%s: %s" % (type(e).__name__, e)
-                session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-                got = session.run(None, {session.get_inputs()[0].name: inputs})[0]
-                info["onnxruntime_outputs"][exporter] = got.tolist()
-                scale = np.maximum(np.abs(outputs).max(axis=0), 1e-30)
-                info["onnxruntime_relative_error"][exporter] = float((np.abs(got - outputs).max(axis=0) / scale).max())
+                if onnxruntime:
+                    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+                    got = session.run(None, {session.get_inputs()[0].name: inputs})[0]
+                    info["onnxruntime_outputs"][exporter] = got.tolist()
+                    scale = np.maximum(np.abs(outputs).max(axis=0), 1e-30)
+                    error = float((np.abs(got - outputs).max(axis=0) / scale).max())
+                    info["onnxruntime_relative_error"][exporter] = error
             except Exception as e:
                 info["onnx"][exporter] = None
                 info["onnx_errors"][exporter] = "%s: %s" % (type(e).__name__, e)
@@ -174,11 +191,13 @@ def main():
                 if os.path.exists(path):
                     os.remove(path)
         state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-        save_file(state, os.path.join(out, name + ".safetensors"))
-        save_file({k: v.half() for k, v in state.items()}, os.path.join(out, name + ".f16.safetensors"))
-        save_file({k: v.bfloat16() for k, v in state.items()}, os.path.join(out, name + ".bf16.safetensors"))
-        info["safetensors"] = {"float32": name + ".safetensors", "float16": name + ".f16.safetensors",
-                               "bfloat16": name + ".bf16.safetensors"}
+        info["safetensors"] = None
+        if safetensors:
+            save_file(state, os.path.join(out, name + ".safetensors"))
+            save_file({k: v.half() for k, v in state.items()}, os.path.join(out, name + ".f16.safetensors"))
+            save_file({k: v.bfloat16() for k, v in state.items()}, os.path.join(out, name + ".bf16.safetensors"))
+            info["safetensors"] = {"float32": name + ".safetensors", "float16": name + ".f16.safetensors",
+                                   "bfloat16": name + ".bf16.safetensors"}
         info["state_dict_names"] = list(state)
         with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(info, f)
