@@ -165,8 +165,9 @@ std::string other_format_hint(std::string_view bytes) {
     const std::size_t first = bytes.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && bytes[first] == '{')
         return " (it looks like JSON: a brain model file is read with load_json or --model)";
-    if (starts("PK\x03\x04")) return " (it is a ZIP archive, such as a PyTorch .pt file: export the model with "
-                                     "torch.onnx.export)";
+    if (starts("PK\x03\x04"))
+        return " (it is a ZIP archive, such as a PyTorch .pt or a Keras .keras file: export the model with "
+               "torch.onnx.export or tf2onnx)";
     if (starts("\x89HDF")) return " (it is an HDF5 file, such as a Keras .h5 file: convert the model with tf2onnx)";
     if (bytes.size() >= 9 && bytes[8] == '{')
         return " (it looks like a safetensors file: read it with load_safetensors or --safetensors)";
