@@ -67,6 +67,11 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
         fail(BRAIN_ERR_INVALID_ARGUMENT, "rank " + std::to_string(m_rank) + " is outside the world of " +
                                              std::to_string(m_world) + " process(es); expected 0 <= rank < world size");
     if (devices.empty()) fail(BRAIN_ERR_INVALID_ARGUMENT, "the device list is empty; expected e.g. cuda:0,1");
+    // NCCL first: where it is missing, that is the one thing to fix, whatever the devices.
+    const std::string wanted = "training on " + std::to_string(devices.size()) + " device(s) (" + join(devices) + ")" +
+                               (m_world > 1 ? " as rank " + std::to_string(m_rank) + " of " + std::to_string(m_world)
+                                            : std::string());
+    m_nccl = &load_nccl(wanted);
     const int visible = device_count();
     for (std::size_t i = 0; i < devices.size(); ++i) {
         if (devices[i] < 0 || devices[i] >= visible)
@@ -89,10 +94,6 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
              "data-parallel training keeps the data set resident on every device, and " + mib(plan.dataset_bytes()) +
                  " of data does not fit the budget of " + mib(plan.budget_bytes) +
                  " per device beside the tensors; raise the budget, or train on one device (which stages the data)");
-    const std::string wanted = "training on " + std::to_string(devices.size()) + " device(s) (" + join(devices) + ")" +
-                               (m_world > 1 ? " as rank " + std::to_string(m_rank) + " of " + std::to_string(m_world)
-                                            : std::string());
-    m_nccl = &load_nccl(wanted);
 
     // The rendezvous: every rank's device count and fingerprint, and rank 0's unique id.
     nccl::UniqueId id{};

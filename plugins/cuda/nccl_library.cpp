@@ -27,7 +27,8 @@ template <class Fn>
 void bind(void* handle, const char* symbol, Fn& out, const std::string& file, const std::string& wanted) {
     void* address = dlsym(handle, symbol);
     if (!address)
-        sdk::fail(BRAIN_ERR_FEATURE_DISABLED, wanted, " needs NCCL, but ", file, " has no entry point ", symbol,
+        sdk::fail(BRAIN_ERR_FEATURE_DISABLED, wanted, " needs NCCL (", nccl_library_name, "), but ", file,
+                  " has no entry point ", symbol,
                   " (NCCL older than 2.11?)", install_hint);
     out = reinterpret_cast<Fn>(address);
 }
@@ -52,8 +53,8 @@ const NcclLibrary& load_nccl(const std::string& wanted) {
     void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char* why = dlerror();
-        sdk::fail(BRAIN_ERR_FEATURE_DISABLED, wanted, " needs NCCL, and ", file, " could not be opened (",
-                  why ? why : "not found", ")", install_hint);
+        sdk::fail(BRAIN_ERR_FEATURE_DISABLED, wanted, " needs NCCL (", nccl_library_name, "), and ", file,
+                  " could not be opened (", why ? why : "not found", ")", install_hint);
     }
     NcclLibrary out;
     out.path = file;

@@ -163,14 +163,15 @@ std::vector<std::string> file_all_gather(const std::string& base, int rank, int 
         // joining again under it.
         const auto head = read_lines(rank_file(0));
         if (head.size() == 6 && head[0] == magic) {
-            if (head[2] != std::to_string(world))
-                sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rank ", rank, " has world size ", world, " but rank 0 of the "
-                          "rendezvous at ", where, " has ", head[2], "; give every rank the same --world-size");
             if (head[1] != joined_token) {
                 joined_token = head[1];
                 write_file(rank_file(rank), std::string(magic) + "\n" + joined_token + "\n" + std::to_string(world) +
                                                 "\n" + std::to_string(rank) + "\n" + hex(record) + "\n");
             }
+            // After joining, so that rank 0 reports the mismatch too.
+            if (head[2] != std::to_string(world))
+                sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rank ", rank, " has world size ", world, " but rank 0 of the "
+                          "rendezvous at ", where, " has ", head[2], "; give every rank the same --world-size");
         }
         if (!joined_token.empty()) {
             const auto done = read_lines(done_file);
