@@ -266,20 +266,19 @@ void DataParallelSession::enqueue_epoch(Device& d) {
     s.replica_finish_epoch();
 }
 
-void DataParallelSession::wait_for(Device& d) {
+bool DataParallelSession::poll(Device& d) {
     check_cuda(cudaSetDevice(d.session->device()), "cudaSetDevice");
-    // Polled rather than blocked on, so that a peer's failure (NCCL's asynchronous error) ends the wait.
-    for (;;) {
-        const cudaError_t status = cudaStreamQuery(d.session->replica_stream());
-        if (status == cudaSuccess) break;
-        if (status != cudaErrorNotReady) check_cuda(status, "the epoch");
-        nccl::Result async = nccl::success;
-        m_nccl->check(m_nccl->comm_get_async_error(d.comm, &async), "ncclCommGetAsyncError");
-        if (async != nccl::success && async != nccl::in_progress)
-            m_nccl->check(async, "the gradient's all-reduce (a device or rank of this session failed)");
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    const cudaError_t status = cudaStreamQuery(d.session->replica_stream());
+    if (status == cudaSuccess) {
+        check_cuda(cudaStreamSynchronize(d.comm_stream.get()), "the gradient's all-reduce");
+        return true;
     }
-    check_cuda(cudaStreamSynchronize(d.comm_stream.get()), "the gradient's all-reduce");
+    if (status != cudaErrorNotReady) check_cuda(status, "the epoch");
+    nccl::Result async = nccl::success;
+    m_nccl->check(m_nccl->comm_get_async_error(d.comm, &async), "ncclCommGetAsyncError");
+    if (async != nccl::success && async != nccl::in_progress)
+        m_nccl->check(async, "the gradient's all-reduce (a device or rank of this session failed)");
+    return false;
 }
 
 void DataParallelSession::abort_communicators() noexcept {
@@ -323,22 +322,31 @@ float DataParallelSession::train_epoch() {
         for (std::size_t i = 0; i < m_devices.size(); ++i) threads.emplace_back(run, i);
         for (auto& t : threads) t.join();
     }
-    for (std::size_t i = 0; i < m_devices.size(); ++i) {
-        if (!errors[i]) {
-            try {
-                wait_for(m_devices[i]);
-                continue;
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
-        }
+    auto fail_with = [this](std::size_t i, const std::exception_ptr& error) {
         try {
-            std::rethrow_exception(errors[i]);
+            std::rethrow_exception(error);
         } catch (const sdk::Failure& f) {
             fail_device(m_devices[i], f.code(), f.what());
         } catch (const std::exception& e) {
             fail_device(m_devices[i], BRAIN_ERR_PLUGIN_FAILURE, e.what());
         }
+    };
+    // A device whose epoch could not be enqueued stops the session at once: its peers would wait for it forever.
+    for (std::size_t i = 0; i < m_devices.size(); ++i)
+        if (errors[i]) fail_with(i, errors[i]);
+    // Every device is polled in turn, so that whichever fails first (or a peer rank's failure, through NCCL's
+    // asynchronous error) ends the wait, rather than a wait on a device that waits for it.
+    std::vector<bool> done(m_devices.size(), false);
+    for (std::size_t pending = m_devices.size(); pending > 0;) {
+        for (std::size_t i = 0; i < m_devices.size(); ++i) {
+            if (done[i]) continue;
+            try {
+                if (poll(m_devices[i])) done[i] = true, --pending;
+            } catch (...) {
+                fail_with(i, std::current_exception());
+            }
+        }
+        if (pending) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     const auto elapsed = Clock::now() - start;
     float loss = 0.0f;

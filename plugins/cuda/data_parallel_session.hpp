@@ -58,7 +58,7 @@ private:
 
     void open_communicators(const nccl::UniqueId& id);
     void enqueue_epoch(Device& device);
-    void wait_for(Device& device);
+    bool poll(Device& device); // whether its epoch is done; the failure if it failed
     [[noreturn]] void fail_device(const Device& device, brain_status code, const std::string& what);
     void require_usable(const char* operation) const;
     void abort_communicators() noexcept;
