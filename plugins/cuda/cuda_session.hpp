@@ -54,8 +54,9 @@ public:
     void replica_begin_epoch();
     void replica_gradients(std::uint64_t position, unsigned rows, const std::function<void(std::size_t)>& layer_done);
     void replica_step(unsigned rows, int batch);
-    void replica_finish_epoch();  // the replica's share of the epoch's loss, read back asynchronously
-    float replica_epoch_loss();   // that share, once the stream is done; NUMERICAL if a check tripped
+    float* replica_finish_epoch(); // the device float holding this replica's share of the epoch's mean loss
+    void replica_read_loss();      // that float (once summed across devices) read back asynchronously
+    float replica_epoch_loss();    // the value read, once the stream is done; NUMERICAL if a check tripped
     void replica_count_epoch(std::uint64_t batches, std::chrono::steady_clock::duration time);
     void replica_failed(const std::string& why) { m_failure = why; }
     float* replica_gradient_buffer() noexcept { return m_grads.floats(); }

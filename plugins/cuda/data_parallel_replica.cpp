@@ -55,12 +55,19 @@ void CudaSession::replica_step(unsigned rows, int batch) {
     enqueue_optimizer(rows, batch);
 }
 
-void CudaSession::replica_finish_epoch() {
-    cudaStream_t stream = m_stream.get();
+float* CudaSession::replica_finish_epoch() {
     auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
-    // Each replica divides its share of the loss sum by the epoch's rows: the shares add up to the mean.
-    launch(*m_kernels, Kernel::FinishEpoch, dim3(1), dim3(1), stream, scalars, static_cast<DeviceU64>(m_plan.rows));
-    check_cuda(cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost, stream),
+    // Each replica divides its share of the loss sum by the epoch's rows: the shares add up to the mean (NaN when a
+    // check tripped, which the sum keeps).
+    launch(*m_kernels, Kernel::FinishEpoch, dim3(1), dim3(1), m_stream.get(), scalars,
+           static_cast<DeviceU64>(m_plan.rows));
+    return &scalars->result;
+}
+
+void CudaSession::replica_read_loss() {
+    auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
+    check_cuda(cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost,
+                               m_stream.get()),
                "reading the epoch's loss");
 }
 

@@ -263,7 +263,10 @@ void DataParallelSession::enqueue_epoch(Device& d) {
         check_cuda(cudaStreamWaitEvent(main, d.reduced.get(), 0), "cudaStreamWaitEvent");
         s.replica_step(static_cast<unsigned>(share.rows), static_cast<int>(b));
     }
-    s.replica_finish_epoch();
+    // The epoch's loss: every device's share summed, so that every rank reports the whole epoch's mean.
+    float* loss = s.replica_finish_epoch();
+    m_nccl->check(m_nccl->all_reduce(loss, loss, 1, nccl::float32, nccl::sum, d.comm, main), "ncclAllReduce (the loss)");
+    s.replica_read_loss();
 }
 
 bool DataParallelSession::poll(Device& d) {
@@ -349,7 +352,7 @@ float DataParallelSession::train_epoch() {
         if (pending) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     const auto elapsed = Clock::now() - start;
-    float loss = 0.0f;
+    float loss = 0.0f; // the same sum on every device
     for (Device& d : m_devices) {
         // The sampled batches' time from the end of the backward pass to the end of the sums: what the overlap
         // did not hide.
@@ -362,7 +365,7 @@ float DataParallelSession::train_epoch() {
         d.exposed_ns += exposed * static_cast<double>(m_batches) / static_cast<double>(d.timing.size() / 2);
         d.session->replica_count_epoch(m_batches, elapsed);
         try {
-            loss += d.session->replica_epoch_loss();
+            loss = d.session->replica_epoch_loss();
         } catch (const sdk::Failure& f) {
             m_failure = f.what();
             abort_communicators();
