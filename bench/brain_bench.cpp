@@ -313,7 +313,8 @@ int main(int argc, char** argv) {
                 }
                 if (!save_params.empty() && rank == 0) {
                     std::filesystem::create_directories(save_params);
-                    std::ofstream out(std::filesystem::path(save_params) / (name + ".params.f32"), std::ios::binary);
+                    std::ofstream out(std::filesystem::path(save_params) / (name + ".params.f32"),
+                                      std::ios::binary);
                     out.write(reinterpret_cast<const char*>(params.data()),
                               static_cast<std::streamsize>(params.size() * sizeof(float)));
                     if (!out) throw std::runtime_error("cannot write the parameters to " + save_params);

@@ -1,5 +1,5 @@
-// Training on several devices and processes: the backend request (cuda:0,1, cuda:all, ranks and the rendezvous), the
-// CLI's flags and environment variables, the refusals that need no GPU, and on GPUs the data-parallel session
+// Training on several devices and processes: the backend request (cuda:0,1, cuda:all, ranks and the rendezvous),
+// the CLI's flags and environment variables, the refusals that need no GPU, and on GPUs the data-parallel session
 // against the single-device path.
 #include "cuda/hooks.hpp"
 #include "support/catch.hpp"
@@ -145,18 +145,20 @@ TEST_CASE("the CUDA plugin declares data parallelism; without NCCL it says which
     brain::test::ScopedEnv always("BRAIN_CUDA_DATA_PARALLEL", std::string("always"));
     const auto data = make_data(64, 4, 1, 1);
     const auto network = make_network(4, 1, brain::Optimizer::sgd(0.01f));
-    BRAIN_REQUIRE_ERROR(ErrorCode::FeatureDisabled,
-                        brain::TrainingSession(network, data, brain::TrainConfig{}, TrainingBackend::cuda({0, 1}, 64)),
-                        "libnccl.so.2", "training on 2 device(s) (0,1)", "install NCCL");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::FeatureDisabled,
+        brain::TrainingSession(network, data, brain::TrainConfig{}, TrainingBackend::cuda({0, 1}, 64)),
+        "libnccl.so.2", "training on 2 device(s) (0,1)", "install NCCL");
 }
 
 TEST_CASE("brain train reads ranks from flags or RANK/WORLD_SIZE and checks them before loading anything",
           "[cli]") {
     const std::string csv = std::string(BRAIN_TEST_DATA_DIR) + "/regression.csv";
-    const std::string base = brain_binary() + " train --csv " + brain::test::shell_quote(csv) +
-                             " --target y --layers 4 --epochs 1 --out " +
-                             brain::test::shell_quote((fs::temp_directory_path() / "brain_multi_device_never.json").string()) +
-                             " --backend ";
+    const std::string base =
+        brain_binary() + " train --csv " + brain::test::shell_quote(csv) +
+        " --target y --layers 4 --epochs 1 --out " +
+        brain::test::shell_quote((fs::temp_directory_path() / "brain_multi_device_never.json").string()) +
+        " --backend ";
     auto run = [](const std::string& command) { return brain::test::run_process(command, ""); };
     auto r = run(base + "cuda:0,1 --world-size 2 --rank 2 --rendezvous file:/tmp/x");
     CHECK(r.status != 0);
@@ -208,7 +210,8 @@ TEST_CASE("a one-rank NCCL communicator trains bit-identically to the single-dev
     CHECK(plain.stats.allreduce_bytes == 0);
 }
 
-TEST_CASE("a device failing mid-epoch stops the data-parallel session with a precise error, weights kept", "[cuda]") {
+TEST_CASE("a device failing mid-epoch stops the data-parallel session with a precise error, weights kept",
+          "[cuda]") {
     REQUIRE_GPU();
     if (const auto reason = nccl_missing_reason(); !reason.empty()) BRAIN_SKIP(reason);
     REQUIRE_TEST_HOOKS();

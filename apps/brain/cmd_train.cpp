@@ -1,10 +1,10 @@
 // brain train: read a CSV, build a network, train it through a TrainingSession epoch by epoch (so progress and
 // validation loss show per epoch, on every backend alike), then save the model.
 #include "app_support.hpp"
-#include "process_options.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "network_options.hpp"
+#include "process_options.hpp"
 #include "progress.hpp"
 
 #include <algorithm>
@@ -64,10 +64,10 @@ int run_train(const TrainOptions& o) {
     check_output_path(o.out, {o.csv});
     const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
     // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
-    const TrainingBackend backend = with_process_options(
-        TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-            .with_precision(parse_precision(o.precision)),
-        o.backend.find(':') != std::string::npos, o.processes);
+    const TrainingBackend backend =
+        with_process_options(TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                 .with_precision(parse_precision(o.precision)),
+                             o.backend.find(':') != std::string::npos, o.processes);
 
     CsvOptions csv_options;
     csv_options.target_columns = o.targets;
@@ -166,7 +166,8 @@ int run_train(const TrainOptions& o) {
     std::cout << stats << "\n";
     if (stats.devices > 1)
         for (std::size_t d = 0; d < device_stats.size(); ++d)
- std::cout << "device " << (d < devices.size() ? devices[d] : static_cast<int>(d)) << ": " << to_json(device_stats[d]) << "\n";
+            std::cout << "device " << (d < devices.size() ? devices[d] : static_cast<int>(d)) << ": "
+                      << to_json(device_stats[d]) << "\n";
     print_evaluation("training:  ", network.evaluate(train));
     if (validation) print_evaluation("validation:", network.evaluate(*validation));
     // Every rank holds the same weights; rank 0 writes them.

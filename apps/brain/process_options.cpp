@@ -16,8 +16,8 @@ std::optional<int> from_environment(const char* name) {
     const std::string value = text;
     int out = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-    BRAIN_CHECK_ARG(ec == std::errc() && end == value.data() + value.size() && out >= 0, "the environment variable ",
-                    name, " is \"", value, "\"; expected a whole number of 0 or more");
+    BRAIN_CHECK_ARG(ec == std::errc() && end == value.data() + value.size() && out >= 0,
+                    "the environment variable ", name, " is \"", value, "\"; expected a whole number of 0 or more");
     return out;
 }
 
@@ -39,8 +39,8 @@ TrainingBackend with_process_options(const TrainingBackend& backend, bool spec_h
     const int rank = options.rank ? *options.rank : from_environment("RANK").value_or(0);
     BRAIN_CHECK_ARG(world >= 1, "--world-size is ", world, "; expected 1 or more processes");
     BRAIN_CHECK_ARG(rank >= 0 && rank < world, "the rank is ", rank, " (", options.rank ? "--rank" : "RANK",
-                    ") but the world has ", world, " process(es) (", options.world_size ? "--world-size" : "WORLD_SIZE",
-                    "); expected 0 <= rank < ", world);
+                    ") but the world has ", world, " process(es) (",
+                    options.world_size ? "--world-size" : "WORLD_SIZE", "); expected 0 <= rank < ", world);
     BRAIN_CHECK_ARG(world == 1 || !options.rendezvous.empty(), "a run over ", world,
                     " processes needs --rendezvous file:<path> or tcp:<host>:<port>, the same for every rank");
     TrainingBackend out = backend;

@@ -2,8 +2,8 @@
 // RANK, WORLD_SIZE and LOCAL_RANK that launchers such as torchrun and mpirun-style wrappers set).
 #pragma once
 
-#include <brain/backend.hpp>
 #include <CLI/CLI.hpp>
+#include <brain/backend.hpp>
 #include <optional>
 #include <string>
 
@@ -18,8 +18,9 @@ struct ProcessOptions {
 // Add --rank, --world-size and --rendezvous to a command.
 void add_process_options(CLI::App& command, ProcessOptions& options);
 
-// `backend` as this process's part of the run. A backend spec without a device ("cuda") takes device LOCAL_RANK when
-// it is set; `spec_has_device` says whether the spec named one. InvalidArgument naming the flag or variable at fault.
+// `backend` as this process's part of the run. A backend spec without a device ("cuda") takes device LOCAL_RANK
+// when it is set; `spec_has_device` says whether the spec named one. InvalidArgument naming the flag or variable at
+// fault.
 TrainingBackend with_process_options(const TrainingBackend& backend, bool spec_has_device,
                                      const ProcessOptions& options);
 

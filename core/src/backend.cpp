@@ -119,8 +119,8 @@ TrainingBackend TrainingBackend::with_devices(std::vector<int> devices) const {
     for (std::size_t i = 0; i < devices.size(); ++i) {
         BRAIN_CHECK_ARG(devices[i] >= 0, "device index for ", m_plugin, " is ", devices[i], "; expected 0 or more");
         for (std::size_t j = 0; j < i; ++j)
-            BRAIN_CHECK_ARG(devices[j] != devices[i], "device ", devices[i], " appears twice in the device list for ",
-                            m_plugin, "; list each device once");
+            BRAIN_CHECK_ARG(devices[j] != devices[i], "device ", devices[i],
+                            " appears twice in the device list for ", m_plugin, "; list each device once");
     }
     BRAIN_CHECK_ARG(!is_cpu() || (devices.size() == 1 && devices[0] == 0), "the CPU backend has one device, 0");
     TrainingBackend copy = *this;

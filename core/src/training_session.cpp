@@ -65,7 +65,8 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
     // Before the plugin sees the session: a feature it does not run is named here, whatever the plugin would say.
     detail::require_capabilities(record.capabilities, backend.plugin_name(), record.abi_minor, network,
                                  backend.precision());
-    if (backend.all_devices()) m_impl->backend = backend.with_devices(detail::every_device(*m_impl->plugin, backend));
+    if (backend.all_devices())
+        m_impl->backend = backend.with_devices(detail::every_device(*m_impl->plugin, backend));
     detail::require_devices(record.capabilities, m_impl->backend);
     SessionDescriptor desc(network, data, config, m_impl->backend);
     m_impl->parameter_count = network.parameter_count();

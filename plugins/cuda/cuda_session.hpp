@@ -52,7 +52,8 @@ public:
     // per batch its share's gradient (layer_done(l) runs as layer l's gradient is enqueued, so the caller can sum
     // it across devices while the layers below are still computed) and, once the sum is in, the optimizer step.
     void replica_begin_epoch();
-    void replica_gradients(std::uint64_t position, unsigned rows, const std::function<void(std::size_t)>& layer_done);
+    void replica_gradients(std::uint64_t position, unsigned rows,
+                           const std::function<void(std::size_t)>& layer_done);
     void replica_step(unsigned rows, int batch);
     float* replica_finish_epoch(); // the device float holding this replica's share of the epoch's mean loss
     void replica_read_loss();      // that float (once summed across devices) read back asynchronously

@@ -33,7 +33,8 @@ std::vector<GradientBucket> plan_buckets(const std::vector<ParameterRange>& laye
             out.back().count += layer.count;
             out.back().first_layer = static_cast<std::uint32_t>(i);
         } else {
-            out.push_back({layer.offset, layer.count, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i)});
+            out.push_back(
+                {layer.offset, layer.count, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i)});
         }
     }
     return out;
@@ -60,9 +61,10 @@ DataParallelDecision decide_data_parallel(DataParallelPolicy policy, std::uint32
                           " device(s) through NCCL"};
     if (local_devices <= 1) return {false, "one device"};
     if (fused_shape)
-        return {false, "data parallelism does not pay for this session: the network and batch run on the fused epoch "
-                       "kernel, whose steps take microseconds, less than one all-reduce between devices; training "
-                       "on the first listed device only (BRAIN_CUDA_DATA_PARALLEL=always forces it)"};
+        return {false,
+                "data parallelism does not pay for this session: the network and batch run on the fused epoch "
+                "kernel, whose steps take microseconds, less than one all-reduce between devices; training "
+                "on the first listed device only (BRAIN_CUDA_DATA_PARALLEL=always forces it)"};
     return {true, "data parallel over " + std::to_string(local_devices) + " devices through NCCL"};
 }
 

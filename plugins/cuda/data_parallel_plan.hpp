@@ -28,8 +28,8 @@ struct ParameterRange {
     std::uint64_t count = 0;
 };
 
-// A gradient bucket: the layers [first_layer, last_layer] whose gradients it carries, as one contiguous range of the
-// flat gradient, and the layer whose gradient completes it in the backward pass (the lowest, first_layer).
+// A gradient bucket: the layers [first_layer, last_layer] whose gradients it carries, as one contiguous range of
+// the flat gradient, and the layer whose gradient completes it in the backward pass (the lowest, first_layer).
 struct GradientBucket {
     std::uint64_t offset = 0;
     std::uint64_t count = 0; // floats

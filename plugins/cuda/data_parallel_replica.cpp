@@ -34,8 +34,8 @@ void CudaSession::replica_gradients(std::uint64_t position, unsigned rows,
     try {
         if (plan.config.shuffle) {
             const DeviceU64 count = static_cast<DeviceU64>(rows) * (plan.input_width + plan.target_width);
-            launch(*m_kernels, Kernel::GatherBatch, dim3(elementwise_blocks(count)), dim3(threads_per_block), stream,
-                   m_x.floats(), m_t.floats(), static_cast<const float*>(m_features.floats()),
+            launch(*m_kernels, Kernel::GatherBatch, dim3(elementwise_blocks(count)), dim3(threads_per_block),
+                   stream, m_x.floats(), m_t.floats(), static_cast<const float*>(m_features.floats()),
                    static_cast<const float*>(m_targets.floats()), static_cast<const uint32_t*>(m_perm.get()),
                    static_cast<DeviceU64>(position), rows, static_cast<unsigned>(plan.input_width),
                    static_cast<unsigned>(plan.target_width));
@@ -66,9 +66,9 @@ float* CudaSession::replica_finish_epoch() {
 
 void CudaSession::replica_read_loss() {
     auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
-    check_cuda(cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost,
-                               m_stream.get()),
-               "reading the epoch's loss");
+    check_cuda(
+        cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost, m_stream.get()),
+        "reading the epoch's loss");
 }
 
 float CudaSession::replica_epoch_loss() {

@@ -65,19 +65,21 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
     m_world = desc.world_size > 1 ? desc.world_size : 1;
     if (m_rank < 0 || m_rank >= m_world)
         fail(BRAIN_ERR_INVALID_ARGUMENT, "rank " + std::to_string(m_rank) + " is outside the world of " +
-                                             std::to_string(m_world) + " process(es); expected 0 <= rank < world size");
+                                             std::to_string(m_world) +
+                                             " process(es); expected 0 <= rank < world size");
     if (devices.empty()) fail(BRAIN_ERR_INVALID_ARGUMENT, "the device list is empty; expected e.g. cuda:0,1");
     // NCCL first: where it is missing, that is the one thing to fix, whatever the devices.
-    const std::string wanted = "training on " + std::to_string(devices.size()) + " device(s) (" + join(devices) + ")" +
-                               (m_world > 1 ? " as rank " + std::to_string(m_rank) + " of " + std::to_string(m_world)
-                                            : std::string());
+    const std::string wanted =
+        "training on " + std::to_string(devices.size()) + " device(s) (" + join(devices) + ")" +
+        (m_world > 1 ? " as rank " + std::to_string(m_rank) + " of " + std::to_string(m_world) : std::string());
     m_nccl = &load_nccl(wanted);
     const int visible = device_count();
     for (std::size_t i = 0; i < devices.size(); ++i) {
         if (devices[i] < 0 || devices[i] >= visible)
-            fail(BRAIN_ERR_DEVICE_NOT_FOUND, "device " + std::to_string(devices[i]) + " of the list " + join(devices) +
-                                                 " does not exist: this process sees " + std::to_string(visible) +
-                                                 " CUDA device(s), 0.." + std::to_string(visible - 1));
+            fail(BRAIN_ERR_DEVICE_NOT_FOUND, "device " + std::to_string(devices[i]) + " of the list " +
+                                                 join(devices) + " does not exist: this process sees " +
+                                                 std::to_string(visible) + " CUDA device(s), 0.." +
+                                                 std::to_string(visible - 1));
         if (std::count(devices.begin(), devices.end(), devices[i]) > 1)
             fail(BRAIN_ERR_INVALID_ARGUMENT,
                  "device " + std::to_string(devices[i]) + " appears twice in the list " + join(devices));
@@ -90,10 +92,11 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
                                     "trains on one device (use --precision float32 or tf32, or one device)");
     const MemoryLayout layout = plan_memory(plan);
     if (!layout.resident)
-        fail(BRAIN_ERR_BUDGET_EXCEEDED,
-             "data-parallel training keeps the data set resident on every device, and " + mib(plan.dataset_bytes()) +
-                 " of data does not fit the budget of " + mib(plan.budget_bytes) +
-                 " per device beside the tensors; raise the budget, or train on one device (which stages the data)");
+        fail(
+            BRAIN_ERR_BUDGET_EXCEEDED,
+            "data-parallel training keeps the data set resident on every device, and " + mib(plan.dataset_bytes()) +
+                " of data does not fit the budget of " + mib(plan.budget_bytes) +
+                " per device beside the tensors; raise the budget, or train on one device (which stages the data)");
 
     // The rendezvous: every rank's device count and fingerprint, and rank 0's unique id.
     nccl::UniqueId id{};
@@ -101,13 +104,14 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
     if (m_rank == 0) m_nccl->check(m_nccl->get_unique_id(&id), "ncclGetUniqueId");
     if (m_world > 1) {
         if (!desc.rendezvous || !*desc.rendezvous)
-            fail(BRAIN_ERR_INVALID_ARGUMENT, "world size " + std::to_string(m_world) +
-                                                 " needs a rendezvous; give --rendezvous file:<path> or tcp:<host>:<port>");
+            fail(BRAIN_ERR_INVALID_ARGUMENT,
+                 "world size " + std::to_string(m_world) +
+                     " needs a rendezvous; give --rendezvous file:<path> or tcp:<host>:<port>");
         const std::string mine = fingerprint(desc, plan);
         std::string record = std::to_string(devices.size()) + "\n" + mine + "\n";
         if (m_rank == 0) record += std::string(id.internal, sizeof id.internal);
-        const auto records = rendezvous_all_gather(parse_rendezvous(desc.rendezvous), m_rank, m_world, record,
-                                                   rendezvous_timeout());
+        const auto records =
+            rendezvous_all_gather(parse_rendezvous(desc.rendezvous), m_rank, m_world, record, rendezvous_timeout());
         counts.assign(static_cast<std::size_t>(m_world), 0);
         for (int r = 0; r < m_world; ++r) {
             const std::string& rec = records[r];
@@ -117,9 +121,10 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
             counts[r] = std::atoi(rec.substr(0, first).c_str());
             const std::string theirs = rec.substr(first + 1, second - first - 1);
             if (theirs != mine)
-                fail(BRAIN_ERR_INVALID_ARGUMENT, "rank " + std::to_string(r) + " opened a different session (" + theirs +
-                                                     ") than rank " + std::to_string(m_rank) + " (" + mine +
-                                                     "); start every rank with the same data, network and settings");
+                fail(BRAIN_ERR_INVALID_ARGUMENT,
+                     "rank " + std::to_string(r) + " opened a different session (" + theirs + ") than rank " +
+                         std::to_string(m_rank) + " (" + mine +
+                         "); start every rank with the same data, network and settings");
             if (r == 0) {
                 if (rec.size() != second + 1 + sizeof id.internal)
                     fail(BRAIN_ERR_INVALID_DATA, "rank 0's rendezvous record carries no NCCL unique id");
@@ -142,7 +147,8 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
     const auto last = split_rows(m_last_rows, static_cast<std::uint32_t>(m_global_devices));
     std::vector<ParameterRange> ranges;
     for (std::size_t l = 0; l < plan.layers.size(); ++l) {
-        const std::size_t end = l + 1 < plan.layers.size() ? plan.layers[l + 1].weight_offset : plan.parameter_count;
+        const std::size_t end =
+            l + 1 < plan.layers.size() ? plan.layers[l + 1].weight_offset : plan.parameter_count;
         ranges.push_back({plan.layers[l].weight_offset, end - plan.layers[l].weight_offset});
     }
     m_buckets = plan_buckets(ranges, bucket_floats());
@@ -169,10 +175,11 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
         d.reduced = create_event();
     }
     open_communicators(id);
-    log_message(0, "cuda data-parallel session: " + std::to_string(devices.size()) + " device(s) (" + join(devices) +
-                       ") of " + std::to_string(m_global_devices) + " in all, rank " + std::to_string(m_rank) + " of " +
-                       std::to_string(m_world) + ", NCCL " + std::to_string(m_nccl->version) + " (" + m_nccl->path +
-                       "), " + std::to_string(m_buckets.size()) + " gradient bucket(s), batch " +
+    log_message(0, "cuda data-parallel session: " + std::to_string(devices.size()) + " device(s) (" +
+                       join(devices) + ") of " + std::to_string(m_global_devices) + " in all, rank " +
+                       std::to_string(m_rank) + " of " + std::to_string(m_world) + ", NCCL " +
+                       std::to_string(m_nccl->version) + " (" + m_nccl->path + "), " +
+                       std::to_string(m_buckets.size()) + " gradient bucket(s), batch " +
                        std::to_string(m_global_batch) + " split " + std::to_string(full.front().rows) + ".." +
                        std::to_string(full.back().rows) + " rows per device");
     m_counters.add_time(sdk::SessionCounters::Phase::Setup, Clock::now() - start);
@@ -265,7 +272,8 @@ void DataParallelSession::enqueue_epoch(Device& d) {
     }
     // The epoch's loss: every device's share summed, so that every rank reports the whole epoch's mean.
     float* loss = s.replica_finish_epoch();
-    m_nccl->check(m_nccl->all_reduce(loss, loss, 1, nccl::float32, nccl::sum, d.comm, main), "ncclAllReduce (the loss)");
+    m_nccl->check(m_nccl->all_reduce(loss, loss, 1, nccl::float32, nccl::sum, d.comm, main),
+                  "ncclAllReduce (the loss)");
     s.replica_read_loss();
 }
 
@@ -299,8 +307,8 @@ void DataParallelSession::fail_device(const Device& d, brain_status code, const 
     const std::uint64_t epoch = d.session->stats().epochs; // epochs completed by this session
     m_failure = "device " + std::to_string(d.session->device()) + " (rank " + std::to_string(m_rank) + " of " +
                 std::to_string(m_world) + ", device " + std::to_string(d.global_index) + " of " +
-                std::to_string(m_global_devices) + " in all) failed in this session's epoch " + std::to_string(epoch) +
-                ": " + what;
+                std::to_string(m_global_devices) + " in all) failed in this session's epoch " +
+                std::to_string(epoch) + ": " + what;
     for (Device& other : m_devices) other.session->replica_failed(m_failure);
     fail(code, m_failure + "; every rank stops, and the weights of the last checkpoint are kept");
 }

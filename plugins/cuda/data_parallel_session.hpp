@@ -44,10 +44,10 @@ private:
     struct Device {
         std::unique_ptr<CudaSession> session;
         nccl::Comm comm = nullptr;
-        Stream comm_stream;            // the all-reduces, overlapping the backward pass on the session's stream
-        Event ready;                   // a bucket's gradient is complete on the session's stream
-        Event reduced;                 // the batch's all-reduces are done
-        std::vector<Event> timing;     // pairs (backward done, sums done) of the sampled batches
+        Stream comm_stream;        // the all-reduces, overlapping the backward pass on the session's stream
+        Event ready;               // a bucket's gradient is complete on the session's stream
+        Event reduced;             // the batch's all-reduces are done
+        std::vector<Event> timing; // pairs (backward done, sums done) of the sampled batches
         nccl::RedOp full_op = nccl::sum, last_op = nccl::sum; // weight this device's share by its rows
         bool full_op_created = false, last_op_created = false;
         int global_index = 0;

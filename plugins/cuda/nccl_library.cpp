@@ -28,8 +28,7 @@ void bind(void* handle, const char* symbol, Fn& out, const std::string& file, co
     void* address = dlsym(handle, symbol);
     if (!address)
         sdk::fail(BRAIN_ERR_FEATURE_DISABLED, wanted, " needs NCCL (", nccl_library_name, "), but ", file,
-                  " has no entry point ", symbol,
-                  " (NCCL older than 2.11?)", install_hint);
+                  " has no entry point ", symbol, " (NCCL older than 2.11?)", install_hint);
     out = reinterpret_cast<Fn>(address);
 }
 

@@ -1,9 +1,8 @@
 // The file and TCP rendezvous (rendezvous.hpp). Records travel hex-encoded in files and length-prefixed over TCP.
 #include "rendezvous.hpp"
 
-#include <brain/plugin_sdk.hpp>
-
 #include <arpa/inet.h>
+#include <brain/plugin_sdk.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -42,7 +41,9 @@ bool unhex(const std::string& text, std::string& out) {
     if (text.size() % 2 || text.size() / 2 > max_rendezvous_record) return false;
     out.clear();
     for (std::size_t i = 0; i < text.size(); i += 2) {
-        auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+        auto nibble = [](char c) {
+            return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        };
         const int hi = nibble(text[i]), lo = nibble(text[i + 1]);
         if (hi < 0 || lo < 0) return false;
         out += static_cast<char>(hi * 16 + lo);
@@ -53,8 +54,7 @@ bool unhex(const std::string& text, std::string& out) {
 std::string fresh_token() {
     std::random_device device;
     std::ostringstream out;
-    out << std::hex << device() << device() << '-' << ::getpid() << '-'
-        << Clock::now().time_since_epoch().count();
+    out << std::hex << device() << device() << '-' << ::getpid() << '-' << Clock::now().time_since_epoch().count();
     return out.str();
 }
 
@@ -65,7 +65,8 @@ std::string missing_ranks(const std::vector<bool>& arrived) {
     return out;
 }
 
-[[noreturn]] void timed_out(const std::string& where, const std::string& missing, std::chrono::milliseconds timeout) {
+[[noreturn]] void timed_out(const std::string& where, const std::string& missing,
+                            std::chrono::milliseconds timeout) {
     sdk::fail(BRAIN_ERR_IO, "the rendezvous at ", where, " timed out after ", timeout.count() / 1000.0,
               " s waiting for rank(s) ", missing,
               "; start every rank with the same --rendezvous and --world-size (BRAIN_RENDEZVOUS_TIMEOUT sets the "
@@ -92,8 +93,9 @@ void write_file(const std::string& path, const std::string& text) {
         std::ofstream out(temporary, std::ios::trunc);
         out << text << "end\n";
         out.flush();
-        if (!out) sdk::fail(BRAIN_ERR_IO, "cannot write the rendezvous file ", temporary, " (", std::strerror(errno),
-                            "); give --rendezvous file:<path> in a directory every rank can write");
+        if (!out)
+            sdk::fail(BRAIN_ERR_IO, "cannot write the rendezvous file ", temporary, " (", std::strerror(errno),
+                      "); give --rendezvous file:<path> in a directory every rank can write");
     }
     if (std::rename(temporary.c_str(), path.c_str()) != 0)
         sdk::fail(BRAIN_ERR_IO, "cannot rename ", temporary, " to ", path, " (", std::strerror(errno), ")");
@@ -113,8 +115,8 @@ std::vector<std::string> file_all_gather(const std::string& base, int rank, int 
     if (rank == 0) {
         const std::string token = fresh_token();
         std::remove(done_file.c_str());
-        write_file(rank_file(0), std::string(magic) + "\n" + token + "\n" + std::to_string(world) + "\n0\n" +
-                                     hex(record) + "\n");
+        write_file(rank_file(0),
+                   std::string(magic) + "\n" + token + "\n" + std::to_string(world) + "\n0\n" + hex(record) + "\n");
         records[0] = record;
         std::vector<bool> arrived(records.size(), false);
         arrived[0] = true;
@@ -165,13 +167,16 @@ std::vector<std::string> file_all_gather(const std::string& base, int rank, int 
         if (head.size() == 6 && head[0] == magic) {
             if (head[1] != joined_token) {
                 joined_token = head[1];
-                write_file(rank_file(rank), std::string(magic) + "\n" + joined_token + "\n" + std::to_string(world) +
-                                                "\n" + std::to_string(rank) + "\n" + hex(record) + "\n");
+                write_file(rank_file(rank), std::string(magic) + "\n" + joined_token + "\n" +
+                                                std::to_string(world) + "\n" + std::to_string(rank) + "\n" +
+                                                hex(record) + "\n");
             }
             // After joining, so that rank 0 reports the mismatch too.
             if (head[2] != std::to_string(world))
-                sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rank ", rank, " has world size ", world, " but rank 0 of the "
-                          "rendezvous at ", where, " has ", head[2], "; give every rank the same --world-size");
+                sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rank ", rank, " has world size ", world,
+                          " but rank 0 of the "
+                          "rendezvous at ",
+                          where, " has ", head[2], "; give every rank the same --world-size");
         }
         if (!joined_token.empty()) {
             const auto done = read_lines(done_file);
@@ -333,7 +338,8 @@ std::vector<std::string> tcp_all_gather(const RendezvousAddress& a, int rank, in
                 continue;
             if (w != static_cast<std::uint32_t>(world))
                 sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rank ", r, " joined the rendezvous at ", where,
-                          " with world size ", w, " but rank 0 has ", world, "; give every rank the same --world-size");
+                          " with world size ", w, " but rank 0 has ", world,
+                          "; give every rank the same --world-size");
             if (r == 0 || r >= static_cast<std::uint32_t>(world) || arrived[r])
                 sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "a process joined the rendezvous at ", where, " as rank ", r,
                           ", which is ", r >= static_cast<std::uint32_t>(world) ? "outside the world" : "taken",
@@ -355,7 +361,8 @@ std::vector<std::string> tcp_all_gather(const RendezvousAddress& a, int rank, in
         for (addrinfo* ai = addresses.list; ai; ai = ai->ai_next) {
             Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
             if (s.get() < 0 || ::connect(s.get(), ai->ai_addr, ai->ai_addrlen) != 0) continue;
-            if (!send_u32(s.get(), wire_magic, deadline) || !send_u32(s.get(), static_cast<std::uint32_t>(rank), deadline) ||
+            if (!send_u32(s.get(), wire_magic, deadline) ||
+                !send_u32(s.get(), static_cast<std::uint32_t>(rank), deadline) ||
                 !send_u32(s.get(), static_cast<std::uint32_t>(world), deadline) ||
                 !send_record(s.get(), record, deadline))
                 continue;
@@ -379,7 +386,8 @@ RendezvousAddress parse_rendezvous(const std::string& text) {
     if (text.rfind("file:", 0) == 0) {
         out.kind = RendezvousAddress::Kind::File;
         out.path = text.substr(5);
-        if (out.path.empty()) sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rendezvous \"", text, "\" has no path", expected);
+        if (out.path.empty())
+            sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rendezvous \"", text, "\" has no path", expected);
         return out;
     }
     if (text.rfind("tcp:", 0) == 0) {
@@ -400,7 +408,8 @@ RendezvousAddress parse_rendezvous(const std::string& text) {
         out.port = static_cast<std::uint16_t>(value);
         return out;
     }
-    sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rendezvous \"", text, "\" is neither a file: nor a tcp: address", expected);
+    sdk::fail(BRAIN_ERR_INVALID_ARGUMENT, "rendezvous \"", text, "\" is neither a file: nor a tcp: address",
+              expected);
 }
 
 std::vector<std::string> rendezvous_all_gather(const RendezvousAddress& address, int rank, int world_size,

@@ -1,15 +1,13 @@
 // Data parallelism's CUDA-free half: the split of a batch among devices, the gradient buckets, the per-session
 // decision, NCCL opened at run time, and the rendezvous between two local processes (file and TCP).
-#include "support/catch.hpp"
-#include "support/env.hpp"
-
 #include "data_parallel_plan.hpp"
 #include "nccl_library.hpp"
 #include "rendezvous.hpp"
-
-#include <brain/plugin_sdk.hpp>
+#include "support/catch.hpp"
+#include "support/env.hpp"
 
 #include <arpa/inet.h>
+#include <brain/plugin_sdk.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -48,8 +46,9 @@ bool contains(const std::string& text, const std::string& part) {
 struct TempPrefix {
     fs::path dir;
     TempPrefix() {
-        dir = fs::temp_directory_path() / ("brain_rdv_" + std::to_string(::getpid()) + "_" +
-                                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+        dir = fs::temp_directory_path() /
+              ("brain_rdv_" + std::to_string(::getpid()) + "_" +
+               std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
         fs::create_directories(dir);
     }
     ~TempPrefix() { fs::remove_all(dir); }
@@ -237,14 +236,14 @@ TEST_CASE("two local processes meet through a rendezvous file, past files left b
 TEST_CASE("a rendezvous file names the ranks that never came and a world-size mismatch", "[core]") {
     TempPrefix temp;
     const auto address = parse_rendezvous("file:" + temp.prefix());
-    const auto late = failure_of([&] { rendezvous_all_gather(address, 0, 3, "x", std::chrono::milliseconds(200)); });
+    const auto late =
+        failure_of([&] { rendezvous_all_gather(address, 0, 3, "x", std::chrono::milliseconds(200)); });
     CHECK(late.code() == BRAIN_ERR_IO);
     CHECK(contains(late.what(), "rank(s) 1, 2"));
     CHECK(contains(late.what(), "--world-size"));
     const std::string out1 = (temp.dir / "out1").string();
     const pid_t one = spawn_rank(address, 1, 3, "y", out1); // believes in a world of 3
-    const auto mismatch =
-        failure_of([&] { rendezvous_all_gather(address, 0, 2, "x", std::chrono::seconds(20)); });
+    const auto mismatch = failure_of([&] { rendezvous_all_gather(address, 0, 2, "x", std::chrono::seconds(20)); });
     CHECK(mismatch.code() == BRAIN_ERR_INVALID_ARGUMENT);
     CHECK(contains(mismatch.what(), "world size 3"));
     ::kill(one, SIGKILL);

@@ -30,8 +30,8 @@ public:
     static TrainingBackend metal(int device, std::uint64_t memory_budget_mib);
     // A third-party plugin named `name` (the file libbrain_<name>.so on the plugin search path).
     static TrainingBackend plugin(std::string name, int device, std::uint64_t memory_budget_mib);
-    // Parse "cpu", "cuda:0", "cuda:0,1", "cuda:all", "metal:0" or "<name>:<device>[,<device>...]" with a budget (the
-    // CLI's --backend). The budget applies to every backend and, with several devices, to each device; the CPU
+    // Parse "cpu", "cuda:0", "cuda:0,1", "cuda:all", "metal:0" or "<name>:<device>[,<device>...]" with a budget
+    // (the CLI's --backend). The budget applies to every backend and, with several devices, to each device; the CPU
     // included (0 means none, which only the CPU and third-party plugins allow).
     static TrainingBackend parse(const std::string& spec, std::uint64_t memory_budget_mib);
 
