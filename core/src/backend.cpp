@@ -151,7 +151,10 @@ std::string TrainingBackend::describe() const {
     if (!is_cpu()) {
         out += ":";
         if (m_all_devices) out += "all";
-        for (std::size_t i = 0; i < m_devices.size(); ++i) out += (i ? "," : "") + std::to_string(m_devices[i]);
+        for (std::size_t i = 0; i < m_devices.size(); ++i) {
+            if (i) out += ',';
+            out += std::to_string(m_devices[i]);
+        }
     }
     const bool several = m_all_devices || m_devices.size() > 1;
     if (m_budget_mib) out += " (budget " + std::to_string(m_budget_mib) + " MiB" + (several ? " per device)" : ")");

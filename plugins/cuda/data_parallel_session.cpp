@@ -43,7 +43,10 @@ std::string fingerprint(const brain_session_desc& desc, const DevicePlan& plan) 
 
 std::string join(const std::vector<int>& values) {
     std::string out;
-    for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+    for (int v : values) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(v);
+    }
     return out;
 }
 
