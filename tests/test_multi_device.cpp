@@ -175,6 +175,11 @@ TEST_CASE("brain train reads ranks from flags or RANK/WORLD_SIZE and checks them
     r = run(base + "cuda:0,0");
     CHECK(r.status != 0);
     CHECK(r.output.find("appears twice") != std::string::npos);
+    // LOCAL_RANK picks the device of a spec without one, and a rank's run names itself.
+    r = run("LOCAL_RANK=1 " + base + "cuda --rank 1 --world-size 2 --rendezvous file:/tmp/brain-never-met");
+    CHECK(r.output.find("on cuda:1 (budget 8192 MiB), rank 1 of 2") != std::string::npos);
+    r = run("LOCAL_RANK=1 " + base + "cuda:0");
+    CHECK(r.output.find("on cuda:0 (budget 8192 MiB)") != std::string::npos);
     r = run(base + "cuda:0 --rendezvous udp:host:1 --world-size 2");
     CHECK(r.status != 0);
     CHECK(r.output.find("tcp:<host>:<port>") != std::string::npos);
