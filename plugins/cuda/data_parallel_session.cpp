@@ -122,6 +122,10 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
             if (first == std::string::npos || second == std::string::npos)
                 fail(BRAIN_ERR_INVALID_DATA, "rank " + std::to_string(r) + "'s rendezvous record is malformed");
             counts[r] = std::atoi(rec.substr(0, first).c_str());
+            if (counts[r] < 1 || counts[r] > static_cast<int>(max_data_parallel_devices))
+                fail(BRAIN_ERR_INVALID_DATA, "rank " + std::to_string(r) + " reported " + rec.substr(0, first) +
+                                                 " devices at the rendezvous; expected 1 to " +
+                                                 std::to_string(max_data_parallel_devices));
             const std::string theirs = rec.substr(first + 1, second - first - 1);
             if (theirs != mine)
                 fail(BRAIN_ERR_INVALID_ARGUMENT,
@@ -157,18 +161,12 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
     m_buckets = plan_buckets(ranges, bucket_floats());
     m_timing_stride = std::max<std::size_t>(1, (m_batches + sampled_batches - 1) / sampled_batches);
 
-    // One replica per device; each checks the same budget again on its own allocator.
-    brain_session_desc replica_desc = desc;
-    replica_desc.devices = nullptr;
-    replica_desc.device_list_count = 0;
-    replica_desc.rank = 0;
-    replica_desc.world_size = 1;
-    replica_desc.rendezvous = nullptr;
+    // The communicators first: a rank that fails after joining them aborts them, which its peers see as an error
+    // instead of waiting for it.
     m_devices.resize(devices.size());
     for (std::size_t i = 0; i < devices.size(); ++i) {
         Device& d = m_devices[i];
-        replica_desc.device = devices[i];
-        d.session = std::make_unique<CudaSession>(replica_desc, true);
+        d.device = devices[i];
         d.global_index = base + static_cast<int>(i);
         d.full_share = full[d.global_index];
         d.last_share = last[d.global_index];
@@ -178,7 +176,23 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
         d.reduced = create_event();
     }
     open_communicators(id);
-    log_message(0, "cuda data-parallel session: " + std::to_string(devices.size()) + " device(s) (" +
+    try {
+        // One replica per device; each checks the same budget again on its own allocator.
+        brain_session_desc replica_desc = desc;
+        replica_desc.devices = nullptr;
+        replica_desc.device_list_count = 0;
+        replica_desc.rank = 0;
+        replica_desc.world_size = 1;
+        replica_desc.rendezvous = nullptr;
+        for (Device& d : m_devices) {
+            replica_desc.device = d.device;
+            d.session = std::make_unique<CudaSession>(replica_desc, true);
+        }
+    } catch (...) {
+        abort_communicators();
+        throw;
+    }
+    log_message(1, "cuda data-parallel session: " + std::to_string(devices.size()) + " device(s) (" +
                        join(devices) + ") of " + std::to_string(m_global_devices) + " in all, rank " +
                        std::to_string(m_rank) + " of " + std::to_string(m_world) + ", NCCL " +
                        std::to_string(m_nccl->version) + " (" + m_nccl->path + "), " +
@@ -194,7 +208,7 @@ void DataParallelSession::open_communicators(const nccl::UniqueId& id) {
     m_nccl->check(m_nccl->group_start(), "ncclGroupStart");
     nccl::Result status = nccl::success;
     for (Device& d : m_devices) {
-        check_cuda(cudaSetDevice(d.session->device()), "cudaSetDevice");
+        check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
         const nccl::Result s = m_nccl->comm_init_rank(&d.comm, m_global_devices, id, d.global_index);
         if (s != nccl::success && status == nccl::success) status = s;
     }
@@ -221,7 +235,7 @@ void DataParallelSession::open_communicators(const nccl::UniqueId& id) {
 DataParallelSession::~DataParallelSession() {
     for (Device& d : m_devices) {
         if (!d.comm) continue;
-        (void)cudaSetDevice(d.session->device());
+        (void)cudaSetDevice(d.device);
         if (d.session) (void)cudaStreamSynchronize(d.session->replica_stream());
         if (d.comm_stream) (void)cudaStreamSynchronize(d.comm_stream.get());
         if (d.full_op_created) (void)m_nccl->red_op_destroy(d.full_op, d.comm);
@@ -298,7 +312,7 @@ bool DataParallelSession::poll(Device& d) {
 void DataParallelSession::abort_communicators() noexcept {
     for (Device& d : m_devices) {
         if (!d.comm) continue;
-        (void)cudaSetDevice(d.session->device());
+        (void)cudaSetDevice(d.device);
         (void)m_nccl->comm_abort(d.comm);
         d.comm = nullptr;
         d.full_op_created = d.last_op_created = false;

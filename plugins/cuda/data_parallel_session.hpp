@@ -42,6 +42,7 @@ public:
 
 private:
     struct Device {
+        int device = 0; // the CUDA device index
         std::unique_ptr<CudaSession> session;
         nccl::Comm comm = nullptr;
         Stream comm_stream;        // the all-reduces, overlapping the backward pass on the session's stream
