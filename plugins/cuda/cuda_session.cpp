@@ -5,6 +5,7 @@
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,9 +13,11 @@
 
 namespace brain::cuda {
 
-CudaSession::CudaSession(const brain_session_desc& desc, bool replica)
+CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_rows)
     : m_plan(make_device_plan(desc)), m_allocator(desc.memory_budget_bytes) {
     const auto start = Clock::now();
+    const bool replica = replica_rows > 0;
+    if (replica) m_plan.batch_rows = std::min(m_plan.batch_rows, replica_rows); // its share's tensors only
     // The budget, before anything touches the device.
     const MemoryLayout layout = plan_memory(m_plan);
     std::uint64_t cublas_workspace = layout.cublas_workspace;

@@ -31,9 +31,9 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan);
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
 class CudaSession {
 public:
-    // `replica`: one device's part of a data-parallel session (data_parallel_session.hpp): the cuBLAS path, epochs
-    // driven batch by batch through the replica_* calls below.
-    explicit CudaSession(const brain_session_desc& desc, bool replica = false);
+    // replica_rows > 0: one device's part of a data-parallel session (data_parallel_session.hpp), whose share of a
+    // batch is at most replica_rows rows: the cuBLAS path, epochs driven batch by batch by the replica_* calls below.
+    explicit CudaSession(const brain_session_desc& desc, std::size_t replica_rows = 0);
     ~CudaSession();
     CudaSession(const CudaSession&) = delete;
     CudaSession& operator=(const CudaSession&) = delete;

@@ -13,6 +13,8 @@ constexpr unsigned threads_per_block = 256;
 
 void CudaSession::replica_begin_epoch() {
     require_usable("train an epoch");
+    if (!m_resident)
+        fail(BRAIN_ERR_INVALID_STATE, "a data-parallel replica needs the data set resident on its device");
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     if (!m_plan.config.shuffle) return;
     launch(*m_kernels, Kernel::ShufflePermutation, dim3(elementwise_blocks(m_plan.rows)), dim3(threads_per_block),

@@ -38,7 +38,8 @@ std::string fingerprint(const brain_session_desc& desc, const DevicePlan& plan) 
     return "rows " + std::to_string(plan.rows) + ", batch " + std::to_string(plan.config.batch_size) + ", seed " +
            std::to_string(plan.config.seed) + ", shuffle " + std::to_string(plan.config.shuffle) + ", parameters " +
            std::to_string(plan.parameter_count) + " (hash " + std::to_string(hash) + "), first epoch " +
-           std::to_string(desc.first_epoch) + ", precision " + std::to_string(plan.precision);
+           std::to_string(desc.first_epoch) + ", precision " + std::to_string(plan.precision) + ", budget " +
+           std::to_string(plan.budget_bytes);
 }
 
 std::string join(const std::vector<int>& values) {
@@ -87,19 +88,10 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
             fail(BRAIN_ERR_INVALID_ARGUMENT,
                  "device " + std::to_string(devices[i]) + " appears twice in the list " + join(devices));
     }
-    // The budget of every device, before anything is allocated: each replica holds the same tensors and the whole
-    // data set, so one check answers for all.
-    const DevicePlan plan = make_device_plan(desc);
+    DevicePlan plan = make_device_plan(desc);
     if (plan.mixed())
         fail(BRAIN_ERR_UNSUPPORTED, "data-parallel training runs float32 and tf32 products; bf16 mixed precision "
                                     "trains on one device (use --precision float32 or tf32, or one device)");
-    const MemoryLayout layout = plan_memory(plan);
-    if (!layout.resident)
-        fail(
-            BRAIN_ERR_BUDGET_EXCEEDED,
-            "data-parallel training keeps the data set resident on every device, and " + mib(plan.dataset_bytes()) +
-                " of data does not fit the budget of " + mib(plan.budget_bytes) +
-                " per device beside the tensors; raise the budget, or train on one device (which stages the data)");
 
     // The rendezvous: every rank's device count and fingerprint, and rank 0's unique id.
     nccl::UniqueId id{};
@@ -152,6 +144,28 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
     m_last_rows = plan.rows - (m_batches - 1) * m_global_batch;
     const auto full = split_rows(m_global_batch, static_cast<std::uint32_t>(m_global_devices));
     const auto last = split_rows(m_last_rows, static_cast<std::uint32_t>(m_global_devices));
+    m_share_rows = std::max<std::uint64_t>(1, full.front().rows);
+
+    // The budget of every device, before anything is allocated: each replica holds the same tensors, sized for the
+    // largest share of a batch, and the whole data set, so one check answers for all (every rank makes the same).
+    plan.batch_rows = std::min<std::size_t>(plan.batch_rows, m_share_rows);
+    MemoryLayout layout;
+    try {
+        layout = plan_memory(plan);
+    } catch (const sdk::Failure& f) {
+        if (f.code() != BRAIN_ERR_BUDGET_EXCEEDED) throw;
+        fail(BRAIN_ERR_BUDGET_EXCEEDED,
+             "each of the " + std::to_string(m_global_devices) + " devices trains a share of up to " +
+                 std::to_string(m_share_rows) + " rows of the batch of " + std::to_string(m_global_batch) +
+                 ", under its own budget: " + f.what() + " (per device: the batch can be up to " +
+                 std::to_string(m_global_devices) + " times that)");
+    }
+    if (!layout.resident)
+        fail(
+            BRAIN_ERR_BUDGET_EXCEEDED,
+            "data-parallel training keeps the data set resident on every device, and " + mib(plan.dataset_bytes()) +
+                " of data does not fit the budget of " + mib(plan.budget_bytes) +
+                " per device beside the tensors; raise the budget, or train on one device (which stages the data)");
     std::vector<ParameterRange> ranges;
     for (std::size_t l = 0; l < plan.layers.size(); ++l) {
         const std::size_t end =
@@ -186,7 +200,7 @@ DataParallelSession::DataParallelSession(const brain_session_desc& desc, const s
         replica_desc.rendezvous = nullptr;
         for (Device& d : m_devices) {
             replica_desc.device = d.device;
-            d.session = std::make_unique<CudaSession>(replica_desc, true);
+            d.session = std::make_unique<CudaSession>(replica_desc, static_cast<std::size_t>(m_share_rows));
         }
     } catch (...) {
         abort_communicators();

@@ -68,6 +68,7 @@ private:
     std::vector<Device> m_devices;
     std::vector<GradientBucket> m_buckets;
     std::uint64_t m_global_batch = 0, m_last_rows = 0, m_batches = 0;
+    std::uint64_t m_share_rows = 1; // the most rows of a batch one device trains
     int m_rank = 0, m_world = 1, m_global_devices = 1;
     std::size_t m_timing_stride = 1;
     sdk::SessionCounters m_counters;
