@@ -9,6 +9,7 @@
 #include <brain/limits.hpp>
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
+#include <brain/npy_file.hpp>
 #include <brain/plugins.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
