@@ -11,6 +11,7 @@
 #include <brain/network.hpp>
 #include <brain/npy_file.hpp>
 #include <brain/plugins.hpp>
+#include <brain/predictor.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
 #include <brain/session_descriptor.hpp>

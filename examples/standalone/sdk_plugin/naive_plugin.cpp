@@ -53,6 +53,12 @@ struct NaiveBackend {
     static constexpr const char* description = "naive single-threaded C++ reference backend (brain SDK example)";
     using Session = naive::Session;
 
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the capabilities entry arrived in ABI 1.2
+    static brain_capabilities capabilities() {
+        return naive::capabilities();
+    }
+#endif
+
     static void initialize(const brain_host_api&) {
         brain::sdk::log(1, "naive plugin " NAIVE_PLUGIN_VERSION " ready");
     }
@@ -63,6 +69,10 @@ struct NaiveBackend {
         if (device != 0)
             brain::sdk::fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the naive backend has one device, 0; got device ", device,
                              ". Use device 0");
+        if constexpr (naive::defect == naive::Defect::CrashesInProbe) {
+            static volatile int* volatile nowhere = nullptr;
+            *nowhere = 1;
+        }
         brain_device_report report{};
         brain::sdk::copy_string(report.name, "naive single-threaded host trainer");
         brain::sdk::copy_string(report.revision, "host");
@@ -74,6 +84,11 @@ struct NaiveBackend {
         report.allocation_test =
             brain::sdk::host_allocation_test(memory_budget_bytes, report.free_memory_mib, notes);
         brain::sdk::copy_string(report.notes, notes);
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the checks' labels arrived in ABI 1.2
+        brain::sdk::copy_string(report.gemm_check, "naive dense product, a 2x3 by 3x2 case");
+        brain::sdk::copy_string(report.kernel_check, "ReLU and sigmoid of dense_math.hpp");
+        brain::sdk::copy_string(report.allocation_check, brain::sdk::host_allocation_label(memory_budget_bytes));
+#endif
         return report;
     }
 };
