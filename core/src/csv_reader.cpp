@@ -1,6 +1,7 @@
 // CsvTable::read and CsvTable::parse: a CSV file as text cells, scanned by the one scanner (csv_scan.hpp) that
 // every reader of brain uses, so that every error names file:line and column and the limits hold while the text
 // is scanned (a 100 MB cell or a header of ten million commas is refused when it passes the limit).
+#include "csv_input.hpp"
 #include "csv_region.hpp"
 #include "csv_scan.hpp"
 #include "input_file.hpp"
@@ -30,6 +31,15 @@ CsvTable CsvTable::read(const std::filesystem::path& path, char delimiter, const
     const std::string text =
         detail::read_input_file(path, "CSV file", limits.max_file_bytes, ErrorCode::InvalidData);
     return parse(text, path.string(), delimiter, limits);
+}
+
+std::vector<std::string> CsvTable::read_header(const std::filesystem::path& path, char delimiter,
+                                               const InputLimits& limits) {
+    BRAIN_CHECK_ARG(delimiter != '"' && delimiter != '\n' && delimiter != '\r' && delimiter != '\0',
+                    "CSV delimiter must not be a quote, a line break or NUL; use ',', ';' or '\\t'");
+    detail::CsvInput input(path, limits);
+    const detail::csv::Rules rules{delimiter, limits};
+    return detail::csv::read_header(input, rules, path.string()).names;
 }
 
 CsvTable CsvTable::parse(std::string_view text, const std::string& origin, char delimiter,

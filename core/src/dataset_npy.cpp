@@ -171,6 +171,38 @@ Dataset Dataset::from_npz(const std::filesystem::path& path, const NpyOptions& o
     return data;
 }
 
+NpzFeatures load_npz_features(const std::filesystem::path& path, const InputLimits& limits) {
+    detail::npz::Reader archive(path, limits);
+    detail::npz::Member member = archive.open("features");
+    NpzFeatures out;
+    out.features = read_member(member);
+    if (archive.has("feature_names")) {
+        out.names = read_names(archive, "feature_names");
+        BRAIN_CHECK(out.names.size() == out.features.cols(), ErrorCode::InvalidData, path.string(),
+                    ": 'feature_names' holds ", out.names.size(), " names for the ", out.features.cols(),
+                    " columns of 'features'; the archive is inconsistent");
+    }
+    return out;
+}
+
+void save_npz_features(const std::filesystem::path& path, const Matrix& features,
+                       const std::vector<std::string>& names, const std::vector<std::filesystem::path>& inputs) {
+    BRAIN_CHECK_ARG(names.size() == features.cols(), "save_npz_features: ", names.size(), " names for ",
+                    features.cols(), " columns; give one name per column");
+    detail::npz::Writer writer(path, inputs);
+    const std::string header = detail::npy::float32_header(features.rows(), features.cols());
+    const auto& data = features.data();
+    writer.begin("features.npy", header.size() + data.size() * sizeof(float));
+    writer.write(header);
+    writer.write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
+    writer.end();
+    const std::string array = detail::npy::text_array(names);
+    writer.begin("feature_names.npy", array.size());
+    writer.write(array);
+    writer.end();
+    writer.commit();
+}
+
 void Dataset::save_npz(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs) const {
     detail::npz::Writer writer(path, inputs);
     const auto matrix = [&](const std::string& name, const Matrix& m) {

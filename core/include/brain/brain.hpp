@@ -10,6 +10,7 @@
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/npy_file.hpp>
+#include <brain/streaming_dataset.hpp>
 #include <brain/plugins.hpp>
 #include <brain/predictor.hpp>
 #include <brain/random.hpp>

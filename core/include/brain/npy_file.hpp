@@ -6,6 +6,7 @@
 #include <brain/limits.hpp>
 #include <brain/matrix.hpp>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace brain {
@@ -20,5 +21,18 @@ BRAIN_API Matrix load_npy(const std::filesystem::path& path, const InputLimits& 
 // link, directory, device or one of `inputs`).
 BRAIN_API void save_npy(const std::filesystem::path& path, const Matrix& matrix,
                         const std::vector<std::filesystem::path>& inputs = {});
+
+// The feature rows of a NumPy .npz archive (its array "features") and their names (its "feature_names", empty when
+// it has none), for prediction: no targets needed. load_npy's rules for the values; `limits` as Dataset::from_npz.
+struct NpzFeatures {
+    Matrix features;
+    std::vector<std::string> names;
+};
+BRAIN_API NpzFeatures load_npz_features(const std::filesystem::path& path, const InputLimits& limits = {});
+// Writes an .npz archive of one float32 array "features" and its "feature_names" (names.size() == columns), with
+// no targets: Dataset::from_npz reads it with NpyOptions::target_columns naming the targets. Whole or not at all.
+BRAIN_API void save_npz_features(const std::filesystem::path& path, const Matrix& features,
+                                 const std::vector<std::string>& names,
+                                 const std::vector<std::filesystem::path>& inputs = {});
 
 } // namespace brain
