@@ -3,6 +3,7 @@
 // the process's address-space limit trained end to end by `brain train --stream`.
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
+#include "support/gpu.hpp"
 #include "support/process.hpp"
 
 #include <brain/brain.hpp>
@@ -95,8 +96,8 @@ TEST_CASE("StreamingDataset reads .npy rows in chunks exactly as load_npy does",
     const Dataset part = stream.read_rows(17, 60);
     for (std::size_t r = 0; r < part.size(); ++r)
         for (std::size_t c = 0; c < 5; ++c) REQUIRE(part.features()(r, c) == data.features()(17 + r, c));
-    // The window's bytes: two windows of 30 rows of 6 floats.
-    CHECK(stream.buffer_bytes() == 2 * 30 * 6 * sizeof(float));
+    // The reader's bytes: three windows of 30 rows of 6 floats.
+    CHECK(stream.buffer_bytes() == 3 * 30 * 6 * sizeof(float));
 
     Dataset copy = data;
     copy.standardize();
@@ -205,7 +206,7 @@ TEST_CASE("brain train --stream trains on .npy files four times larger than its 
     const std::string brain_bin = std::string(BRAIN_TEST_BIN_DIR) + "/brain";
     const std::string train = brain::test::shell_quote(brain_bin) +
                               " train --npy-features x.npy --npy-targets y.npy --layers 16 --epochs 1 --batch 512 "
-                              "--lr 0.01 --out model.json --max-input-mib 100000";
+                              "--lr 0.01 --out model.json --max-input-mib 100000 --stream-chunk-rows 2048 --stream-window 8";
     // One thread each for the BLAS and the session, and one malloc arena: the address space stays what the program
     // needs, not what idle threads reserve.
     const std::string env = "OPENBLAS_NUM_THREADS=1 BRAIN_CPU_THREADS=1 MALLOC_ARENA_MAX=1 ";
@@ -224,4 +225,36 @@ TEST_CASE("brain train --stream trains on .npy files four times larger than its 
     INFO(loaded.output);
     CHECK(loaded.status == 2);
     CHECK(loaded.output.find("AllocationFailed") != std::string::npos);
+}
+
+TEST_CASE("CUDA trains a streamed data set through its staged path as the CPU does", "[cuda]") {
+    REQUIRE_GPU();
+    TempDir dir("cuda");
+    const Dataset data = smooth_data(20000, 32);
+    brain::save_npy(dir.path / "x.npy", data.features());
+    brain::save_npy(dir.path / "y.npy", data.targets());
+    StreamOptions options;
+    options.chunk_rows = 1000;
+    options.window_chunks = 4;
+    const StreamingDataset stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    const brain::Network start = small_network(32, 5);
+    for (const bool shuffle : {false, true}) {
+        INFO("shuffle " << shuffle);
+        const brain::TrainConfig config{2, 500, shuffle, 4};
+        brain::TrainingSession cpu(start, stream, config, brain::TrainingBackend::cpu());
+        // A budget far above the data: streamed rows are staged anyway, with the copy stream's second slot.
+        brain::TrainingSession gpu(start, stream, config, brain::TrainingBackend::cuda(0, 256));
+        for (int epoch = 0; epoch < 2; ++epoch) CHECK(std::fabs(cpu.train_epoch() - gpu.train_epoch()) < 1e-4f);
+        const auto a = cpu.checkpoint().parameters, b = gpu.checkpoint().parameters;
+        double diff = 0.0, norm = 0.0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            diff += (a[i] - b[i]) * (a[i] - b[i]);
+            norm += a[i] * a[i];
+        }
+        CHECK(std::sqrt(diff / norm) < 1e-4);
+        const brain::AcceleratorStats stats = gpu.stats();
+        CHECK(!stats.dataset_resident);
+        CHECK(stats.dataset_bytes == 0);
+        CHECK(stats.host_to_device_bytes >= 2 * 20000 * (32 + 1) * sizeof(float));
+    }
 }

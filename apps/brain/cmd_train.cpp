@@ -271,7 +271,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
         ->required();
     cmd->add_flag("--stream", o->stream,
                   "with --npy-features/--npy-targets: train from disk without loading the data set: chunks of rows "
-                  "are read as they are needed and shuffled within a window (memory: two windows), for data larger "
+                  "are read as they are needed and shuffled within a window (memory: three windows), for data larger "
                   "than memory; the backend must take batches from a batch source (cpu does)");
     cmd->add_option("--stream-chunk-rows", o->stream_chunk_rows, "with --stream: rows read from disk at once")
         ->capture_default_str()

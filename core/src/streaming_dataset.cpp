@@ -128,7 +128,7 @@ const StreamOptions& StreamingDataset::options() const noexcept {
 std::uint64_t StreamingDataset::buffer_bytes() const noexcept {
     const std::uint64_t window = std::min<std::uint64_t>(
         size(), detail::saturating_mul(options().chunk_rows, options().window_chunks));
-    return 2 * detail::saturating_mul(window, (input_width() + target_width()) * sizeof(float));
+    return 3 * detail::saturating_mul(window, (input_width() + target_width()) * sizeof(float));
 }
 
 Dataset StreamingDataset::read_rows(std::uint64_t begin, std::uint64_t end) const {

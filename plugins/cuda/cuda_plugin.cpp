@@ -42,6 +42,7 @@ brain_capabilities backend_capabilities() noexcept {
     brain_capabilities caps = sdk::abi_1_0_capabilities();
     caps.precisions = sdk::capability_bit(BRAIN_PRECISION_FLOAT32) | sdk::capability_bit(BRAIN_PRECISION_TF32) |
                       sdk::capability_bit(BRAIN_PRECISION_BF16);
+    caps.features |= BRAIN_FEATURE_BATCH_SOURCE; // streamed rows take the staged path (session_data.cpp)
     return caps;
 }
 

@@ -62,6 +62,8 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     else
         allocate_tensors(cublas_workspace);
     upload_data_set(desc);
+    if (!m_resident && !m_plan.mixed())
+        prepare_staging(layout.spare > cublas_workspace ? layout.spare - cublas_workspace : 0);
     upload_state(desc);
     if (m_fused) prepare_fused_epoch(layout.spare);
     if (m_plan.mixed()) plan_mixed_products();

@@ -13,9 +13,9 @@
 
 namespace brain {
 
-// How a StreamingDataset reads and shuffles. Host memory held while training is about
-// window_chunks x chunk_rows x (inputs + outputs) x 4 bytes, twice (the window trained on and the next one, read
-// ahead on a thread of its own).
+// How a StreamingDataset reads and shuffles. Host memory held while training is
+// window_chunks x chunk_rows x (inputs + outputs) x 4 bytes three times: the window trained on, and the next one
+// read ahead on a thread of its own (its rows in file order, then shuffled).
 struct StreamOptions {
     std::uint64_t chunk_rows = 8192;  // rows read from the files at once, contiguous on disk
     std::uint32_t window_chunks = 16; // chunks whose rows are shuffled together (the shuffle buffer)
@@ -53,7 +53,7 @@ public:
 
     // Rows [begin, end) in file order, raw, as an in-memory data set (names and standardisation carried along).
     Dataset read_rows(std::uint64_t begin, std::uint64_t end) const;
-    // Host bytes a training session's reader holds (both windows).
+    // Host bytes a training session's reader holds (three windows' worth; see StreamOptions).
     std::uint64_t buffer_bytes() const noexcept;
 
     struct Files; // internal: the open files

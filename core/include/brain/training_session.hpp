@@ -26,7 +26,7 @@ public:
     TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
                     const TrainingBackend& backend);
     // Open a session on rows streamed from disk: the plugin pulls each batch through the ABI's batch source
-    // (ABI 1.2, BRAIN_FEATURE_BATCH_SOURCE; Unsupported naming the plugin otherwise) and host memory holds two
+    // (ABI 1.2, BRAIN_FEATURE_BATCH_SOURCE; Unsupported naming the plugin otherwise) and host memory holds three
     // windows of rows (StreamingDataset::buffer_bytes), never the whole data set. The data set's standardisation
     // applies, or else the network's. The batch order is the stream's (streaming_dataset.hpp), seeded as config.
     TrainingSession(const Network& network, const StreamingDataset& data, const TrainConfig& config,
