@@ -32,7 +32,15 @@ std::pair<Matrix, std::vector<std::string>> all_columns(const std::string& csv, 
     options.target_columns = {CsvTable::read_header(csv, ',', limits).front()};
     LoadProgressLine line(csv);
     options.progress = line.callback();
-    const Dataset data = Dataset::from_csv(csv, options);
+    Dataset data;
+    try {
+        data = Dataset::from_csv(csv, options);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::InvalidData) throw;
+        BRAIN_THROW(ErrorCode::InvalidData, e.what(),
+                    " (without --target, brain convert stores every column as numbers: name text columns such as "
+                    "class labels with --target)");
+    }
     line.finish();
     BRAIN_CHECK(data.class_labels().empty(), ErrorCode::InvalidData, csv, ": column ",
                 quote_excerpt(options.target_columns.front()),

@@ -99,9 +99,10 @@ std::vector<std::size_t> classes_of(const Matrix& outputs) {
 
 // The predictions as CSV, handed to `sink` in pieces of about 1 MiB.
 void write_predictions(const Network& network, const Matrix& outputs, const std::vector<std::size_t>& classes,
-                       const std::function<void(std::string_view)>& sink) {
+                       const std::function<void(std::string_view)>& sink, bool with_header = true) {
     std::string text;
-    if (network.is_classifier()) {
+    if (!with_header) {
+    } else if (network.is_classifier()) {
         text += "label";
         // A single sigmoid output is the probability of class "1" (or of the second label).
         if (outputs.cols() == 1)
@@ -113,7 +114,7 @@ void write_predictions(const Network& network, const Matrix& outputs, const std:
         for (std::size_t k = 0; k < outputs.cols(); ++k)
             text += (k ? "," : "") + csv_escape(k < names.size() ? names[k] : str("y", k));
     }
-    text += "\n";
+    if (with_header) text += "\n";
     for (std::size_t r = 0; r < outputs.rows(); ++r) {
         if (!classes.empty()) text += csv_escape(label_of(network, classes[r])) + ",";
         for (std::size_t k = 0; k < outputs.cols(); ++k) {
@@ -188,6 +189,31 @@ Matrix binary_features(const DataSource& source, const Network& network, const s
     return x;
 }
 
+// --out with a CSV input and no --compare: the rows stream through a chunk at a time (CsvRowStream), their
+// predictions into the output file, which is committed only once every row has been predicted; memory is one chunk
+// whatever the file's size.
+int predict_streamed(const PredictOptions& o, const Network& network, CsvRowStream& rows,
+                     const std::vector<std::filesystem::path>& inputs, Predictor* predictor) {
+    OutputFile file(o.out, inputs);
+    const auto sink = [&file](std::string_view part) { file.write(part); };
+    Matrix x;
+    std::vector<std::uint64_t> lines;
+    std::uint64_t count = 0;
+    while (rows.next(x, lines)) {
+        const Matrix outputs = predict_rows(
+            network, x, [&](std::size_t row) { return str(o.source.csv, ":", lines[row]); }, predictor);
+        const std::vector<std::size_t> classes =
+            network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};
+        write_predictions(network, outputs, classes, sink, count == 0);
+        count += x.rows();
+    }
+    BRAIN_CHECK(count > 0, ErrorCode::InvalidData, o.source.csv,
+                ": the file has a header but no data rows; add at least one row of values");
+    file.commit();
+    std::cout << "wrote " << count << " predictions to " << o.out << "\n";
+    return exit_ok;
+}
+
 int run_predict(const PredictOptions& o) {
     // Every check that can fail runs before anything is written: the output path, both inputs, the feature
     // columns, the --compare column and the predictions themselves.
@@ -206,6 +232,22 @@ int run_predict(const PredictOptions& o) {
     BRAIN_CHECK(features.size() == network.input_size(), ErrorCode::InvalidModelFile, o.model, ": the model names ",
                 features.size(), " features but its first layer takes ", network.input_size(),
                 " inputs; the file is inconsistent, retrain or restore it");
+    if (!o.out.empty() && o.compare.empty() && o.source.is_csv()) {
+        CsvRowStream rows(o.source.csv, features, ',', limits);
+        BRAIN_CHECK_ARG(
+            o.backend || (!o.budget_mib && o.precision == "float32"),
+            "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
+            "or drop them to predict on the host");
+        std::optional<Predictor> predictor;
+        if (o.backend) {
+            const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
+            const TrainingBackend backend =
+                TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                    .with_precision(parse_precision(o.precision));
+            predictor.emplace(network, backend, Predictor::default_batch_rows);
+        }
+        return predict_streamed(o, network, rows, inputs, predictor ? &*predictor : nullptr);
+    }
     std::optional<CsvTable> table;
     Matrix x;
     std::function<std::string(std::size_t)> where;

@@ -373,6 +373,7 @@ void CpuSession::checkpoint(float* parameters, std::uint64_t parameter_count, fl
 brain_session_stats CpuSession::stats() const noexcept {
     sdk::SessionFacts facts;
     facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
+    facts.dataset_resident = m_plan.batch_source == nullptr; // streamed rows stay with the core
     facts.budget_bytes = m_plan.budget_bytes;
     facts.arithmetic = "float32 (OpenBLAS)";
     return m_counters.stats(facts);

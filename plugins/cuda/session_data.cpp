@@ -4,6 +4,8 @@
 // a copy stream into the other device slot, so neither the gather nor the copy waits for the step.
 #include "cuda_session.hpp"
 
+#include "cuda_plugin_log.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>

@@ -3,6 +3,7 @@
 
 #include <brain/accelerator.hpp>
 #include <brain/backend.hpp>
+#include <brain/csv_stream.hpp>
 #include <brain/csv_table.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
