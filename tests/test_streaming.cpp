@@ -354,8 +354,8 @@ TEST_CASE("brain convert, train and predict on NumPy files agree with the CSV th
     CHECK(read("r_npz.csv") == read("r_csv.csv"));
     const auto both = brain::test::run_process(brain_bin + " train --csv c.csv --npz c.npz --target churned --out z.json",
                                                dir.path.string());
-    CHECK(both.status == 2);
-    CHECK(both.output.find("more than one data source") != std::string::npos);
+    CHECK(both.status == 108);
+    CHECK(both.output.find("--csv excludes --npz") != std::string::npos);
     const auto text = brain::test::run_process(brain_bin + " convert c.csv t.npz", dir.path.string());
     CHECK(text.status == 2);
     CHECK(text.output.find("--target") != std::string::npos);

@@ -36,20 +36,20 @@ void add_data_source_options(CLI::App& cmd, DataSource& source, bool targets, co
 }
 
 void check_data_source(const DataSource& source, bool targets, const std::vector<std::string>& target_columns) {
+    // Usage errors, with the exit statuses of CLI11's own checks (docs/cli.md, "Exit status").
     const int given = !source.csv.empty() + !source.npz.empty() + !source.npy_features.empty();
-    BRAIN_CHECK_ARG(given == 1, given == 0 ? "no data given: name it with --csv FILE, --npz FILE or --npy-features "
-                                             "X.npy"
-                                           : "more than one data source given (--csv, --npz, --npy-features); "
-                                             "name exactly one");
-    if (targets) {
-        BRAIN_CHECK_ARG(source.npy_features.empty() == source.npy_targets.empty(),
-                        source.npy_features.empty() ? "--npy-targets needs --npy-features (the feature rows)"
-                                                    : "--npy-features needs --npy-targets (the target rows)");
-        BRAIN_CHECK_ARG(source.csv.empty() || !target_columns.empty(),
-                        "--csv needs --target naming the target column(s)");
-        BRAIN_CHECK_ARG(source.npy_features.empty() || target_columns.empty(),
-                        "--target names CSV or .npz columns; with --npy-features the targets are --npy-targets");
-    }
+    if (given == 0) throw CLI::RequiredError("--csv (or --npz, or --npy-features)");
+    if (given > 1)
+        throw CLI::ExcludesError(!source.csv.empty() ? "--csv" : "--npz",
+                                 !source.npy_features.empty() ? "--npy-features" : "--npz");
+    if (!targets) return;
+    if (!source.npy_features.empty() && source.npy_targets.empty())
+        throw CLI::RequiresError("--npy-features", "--npy-targets");
+    if (source.npy_features.empty() && !source.npy_targets.empty())
+        throw CLI::RequiresError("--npy-targets", "--npy-features");
+    if (!source.csv.empty() && target_columns.empty()) throw CLI::RequiredError("--target");
+    if (!source.npy_features.empty() && !target_columns.empty())
+        throw CLI::ExcludesError("--target", "--npy-features");
 }
 
 Dataset load_data_source(const DataSource& source, const std::vector<std::string>& target_columns,

@@ -29,8 +29,8 @@ struct DataSource {
 // Registers --csv, --npz, --npy-features and (when `targets`) --npy-targets on `cmd`, with `csv_help` for --csv.
 void add_data_source_options(CLI::App& cmd, DataSource& source, bool targets, const std::string& csv_help);
 
-// InvalidArgument unless exactly one source is given (and, when `targets`, --npy-features comes with
-// --npy-targets); `target_columns` must be given for a CSV file and may be for an .npz archive without targets.
+// A usage error (CLI11's RequiredError, ExcludesError or RequiresError: exit 106-108) unless exactly one source is
+// given and, when `targets`, --npy-features comes with --npy-targets and a CSV file with `target_columns`.
 void check_data_source(const DataSource& source, bool targets, const std::vector<std::string>& target_columns);
 
 // The data set of `source`, parsed on every core (CSV) or read as it lies (.npy, .npz), with a progress line on
