@@ -251,7 +251,23 @@ int run_predict(const PredictOptions& o) {
     std::optional<CsvTable> table;
     Matrix x;
     std::function<std::string(std::size_t)> where;
-    if (o.source.is_csv()) {
+    std::vector<std::uint64_t> lines;
+    if (o.source.is_csv() && o.compare.empty()) {
+        // Only the feature numbers and each row's line are kept (no cell text): the whole file is checked before
+        // anything is written, in the memory of its numbers.
+        CsvRowStream rows(o.source.csv, features, ',', limits);
+        std::vector<float> values;
+        Matrix chunk;
+        std::vector<std::uint64_t> chunk_lines;
+        while (rows.next(chunk, chunk_lines)) {
+            values.insert(values.end(), chunk.data().begin(), chunk.data().end());
+            lines.insert(lines.end(), chunk_lines.begin(), chunk_lines.end());
+        }
+        BRAIN_CHECK(!lines.empty(), ErrorCode::InvalidData, o.source.csv,
+                    ": the file has a header but no data rows; add at least one row of values");
+        x = Matrix(lines.size(), features.size(), std::move(values));
+        where = [&](std::size_t row) { return str(o.source.csv, ":", lines[row]); };
+    } else if (o.source.is_csv()) {
         table = CsvTable::read(o.source.csv, ',', limits);
         x = table->numeric_columns(features);
         where = [&table](std::size_t row) { return str(table->origin(), ":", table->line_of(row)); };
