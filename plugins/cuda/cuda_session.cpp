@@ -92,6 +92,7 @@ CudaSession::~CudaSession() {
     // Let queued work finish before its buffers are freed.
     (void)cudaSetDevice(m_device);
     if (m_stream) (void)cudaStreamSynchronize(m_stream.get());
+    if (m_copy_stream) (void)cudaStreamSynchronize(m_copy_stream.get()); // a staged copy left by a failed epoch
     (void)cudaGetLastError();
 }
 
