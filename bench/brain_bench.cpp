@@ -16,8 +16,8 @@
 #include <brain/dense_math.hpp>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     if (!data_load.empty()) {
         try {
-            return bench::run_data_load(data_load, load_targets.empty() ? std::vector<std::string>{"y"} : load_targets,
-                                        reps);
+            return bench::run_data_load(data_load,
+                                        load_targets.empty() ? std::vector<std::string>{"y"} : load_targets, reps);
         } catch (const brain::Error& e) {
             std::cerr << "error: " << e.what() << "\n";
             return 2;

@@ -6,14 +6,14 @@
 #include "support/gpu.hpp"
 #include "support/process.hpp"
 
-#include <brain/brain.hpp>
 #include <algorithm>
+#include <brain/brain.hpp>
 #include <cmath>
-#include <iterator>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <unistd.h>
@@ -120,13 +120,11 @@ TEST_CASE("CSV defects deep in a large file keep their exact line and column, in
     for (std::size_t r = 0; r < rows; ++r) {
         const bool quoted = r % 1000 == 0;
         if (r == bad_row) bad_line = line;
-        text += std::to_string(r) + "," + (r == bad_row ? "1.5x" : "0.25") + "," + (quoted ? "\"p\nq\"" : "k") +
-                "\n";
+        text +=
+            std::to_string(r) + "," + (r == bad_row ? "1.5x" : "0.25") + "," + (quoted ? "\"p\nq\"" : "k") + "\n";
         line += quoted ? 2 : 1;
     }
-    {
-        std::ofstream(dir.path / "big.csv", std::ios::binary) << text;
-    }
+    { std::ofstream(dir.path / "big.csv", std::ios::binary) << text; }
     const std::string at = "big.csv:" + std::to_string(bad_line);
     brain::CsvOptions options;
     options.target_columns = {"y"};
@@ -156,8 +154,11 @@ TEST_CASE("CSV defects deep in a large file keep their exact line and column, in
             }
         },
         ErrorCode::InvalidData, {at, "column 2 'b'", "1.5x"});
-    brain::test::require_error([&] { brain::CsvRowStream missing(dir.path / "big.csv", {"a", "zz"}); },
-                               ErrorCode::InvalidData, {"big.csv", "zz"});
+    brain::test::require_error(
+        [&] {
+            brain::CsvRowStream missing(dir.path / "big.csv", {"a", "zz"});
+        },
+        ErrorCode::InvalidData, {"big.csv", "zz"});
 }
 
 TEST_CASE("StreamingDataset refuses mismatched, damaged and non-finite files naming the file", "[core]") {
@@ -165,12 +166,9 @@ TEST_CASE("StreamingDataset refuses mismatched, damaged and non-finite files nam
     brain::save_npy(dir.path / "x.npy", Matrix(4, 2, {1, 2, 3, 4, 5, 6, 7, 8}));
     brain::save_npy(dir.path / "y3.npy", Matrix(3, 1, {1, 2, 3}));
     brain::save_npy(dir.path / "nan.npy", Matrix(4, 1, {1, 2, std::numeric_limits<float>::quiet_NaN(), 4}));
-    {
-        std::ofstream(dir.path / "text.npy") << "not numpy";
-    }
-    brain::test::require_error(
-        [&] { (void)StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y3.npy"); }, ErrorCode::InvalidData,
-        {"4 rows", "3", "y3.npy"});
+    { std::ofstream(dir.path / "text.npy") << "not numpy"; }
+    brain::test::require_error([&] { (void)StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y3.npy"); },
+                               ErrorCode::InvalidData, {"4 rows", "3", "y3.npy"});
     brain::test::require_error(
         [&] { (void)StreamingDataset::from_npy(dir.path / "text.npy", dir.path / "y3.npy"); },
         ErrorCode::InvalidData, {"text.npy"});
@@ -230,7 +228,8 @@ TEST_CASE("a shuffled stream visits every row once per epoch and learns", "[plug
 }
 
 TEST_CASE("brain train --stream trains on .npy files four times larger than its address-space limit", "[cli]") {
-    if (brain::test::k_asan) BRAIN_SKIP("an AddressSanitizer build reserves terabytes of address space; no limit applies");
+    if (brain::test::k_asan)
+        BRAIN_SKIP("an AddressSanitizer build reserves terabytes of address space; no limit applies");
     TempDir dir("cap");
     // 1 KiB rows (255 features and a target), 4.5 times the cap in all.
     constexpr std::uint64_t cap = std::uint64_t{320} << 20;
@@ -257,9 +256,10 @@ TEST_CASE("brain train --stream trains on .npy files four times larger than its 
     const std::uint64_t bytes = fs::file_size(dir.path / "x.npy") + fs::file_size(dir.path / "y.npy");
     REQUIRE(bytes >= 4 * cap);
     const std::string brain_bin = std::string(BRAIN_TEST_BIN_DIR) + "/brain";
-    const std::string train = brain::test::shell_quote(brain_bin) +
-                              " train --npy-features x.npy --npy-targets y.npy --layers 16 --epochs 1 --batch 512 "
-                              "--lr 0.01 --out model.json --max-input-mib 100000 --stream-chunk-rows 2048 --stream-window 8";
+    const std::string train =
+        brain::test::shell_quote(brain_bin) +
+        " train --npy-features x.npy --npy-targets y.npy --layers 16 --epochs 1 --batch 512 "
+        "--lr 0.01 --out model.json --max-input-mib 100000 --stream-chunk-rows 2048 --stream-window 8";
     // One thread each for the BLAS and the session, and one malloc arena: the address space stays what the program
     // needs, not what idle threads reserve.
     const std::string env = "OPENBLAS_NUM_THREADS=1 BRAIN_CPU_THREADS=1 MALLOC_ARENA_MAX=1 ";
@@ -352,8 +352,8 @@ TEST_CASE("brain convert, train and predict on NumPy files agree with the CSV th
     run("predict --model r.json --csv r.csv --out r_csv.csv");
     run("predict --model r.json --npz all.npz --out r_npz.csv");
     CHECK(read("r_npz.csv") == read("r_csv.csv"));
-    const auto both = brain::test::run_process(brain_bin + " train --csv c.csv --npz c.npz --target churned --out z.json",
-                                               dir.path.string());
+    const auto both = brain::test::run_process(
+        brain_bin + " train --csv c.csv --npz c.npz --target churned --out z.json", dir.path.string());
     CHECK(both.status == 108);
     CHECK(both.output.find("--csv excludes --npz") != std::string::npos);
     const auto text = brain::test::run_process(brain_bin + " convert c.csv t.npz", dir.path.string());

@@ -42,9 +42,10 @@ std::pair<Matrix, std::vector<std::string>> all_columns(const std::string& csv, 
                     "class labels with --target)");
     }
     line.finish();
-    BRAIN_CHECK(data.class_labels().empty(), ErrorCode::InvalidData, csv, ": column ",
-                quote_excerpt(options.target_columns.front()),
-                " holds text (class labels); name the target column(s) with --target so labels are one-hot encoded");
+    BRAIN_CHECK(
+        data.class_labels().empty(), ErrorCode::InvalidData, csv, ": column ",
+        quote_excerpt(options.target_columns.front()),
+        " holds text (class labels); name the target column(s) with --target so labels are one-hot encoded");
     Matrix all(data.size(), 1 + data.input_width());
     for (std::size_t r = 0; r < data.size(); ++r) {
         all(r, 0) = data.targets()(r, 0);
@@ -57,9 +58,11 @@ std::pair<Matrix, std::vector<std::string>> all_columns(const std::string& csv, 
 
 int run_convert(const ConvertOptions& o) {
     const bool npz_out = o.outputs.size() == 1 && has_suffix(o.outputs[0], ".npz");
-    const bool npy_out = o.outputs.size() == 2 && has_suffix(o.outputs[0], ".npy") && has_suffix(o.outputs[1], ".npy");
-    BRAIN_CHECK_ARG(npz_out || npy_out, "brain convert writes one .npz archive (OUT.npz) or two .npy files "
-                                        "(FEATURES.npy TARGETS.npy); found ",
+    const bool npy_out =
+        o.outputs.size() == 2 && has_suffix(o.outputs[0], ".npy") && has_suffix(o.outputs[1], ".npy");
+    BRAIN_CHECK_ARG(npz_out || npy_out,
+                    "brain convert writes one .npz archive (OUT.npz) or two .npy files "
+                    "(FEATURES.npy TARGETS.npy); found ",
                     o.outputs.size(), " output name(s) ending otherwise");
     DataSource source;
     if (has_suffix(o.input, ".npz"))

@@ -1,5 +1,6 @@
-// brain predict: apply a saved model to the rows of a CSV file (or a NumPy .npz archive or .npy file). Runs on the host (no plugin, no GPU) unless
-// --backend names a backend, whose predictor then computes the outputs (brain::Predictor).
+// brain predict: apply a saved model to the rows of a CSV file (or a NumPy .npz archive or .npy file). Runs on the
+// host (no plugin, no GPU) unless --backend names a backend, whose predictor then computes the outputs
+// (brain::Predictor).
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
@@ -179,7 +180,8 @@ Matrix binary_features(const DataSource& source, const Network& network, const s
     for (const auto& feature : features) {
         const auto it = std::find(names.begin(), names.end(), feature);
         BRAIN_CHECK(it != names.end(), ErrorCode::InvalidData, source.name(), " has no feature named ",
-                    quote_excerpt(feature), " (the model's feature); its 'feature_names' must include every one of "
+                    quote_excerpt(feature),
+                    " (the model's feature); its 'feature_names' must include every one of "
                     "the model's features");
         index.push_back(static_cast<std::size_t>(it - names.begin()));
     }
@@ -218,8 +220,9 @@ int run_predict(const PredictOptions& o) {
     // Every check that can fail runs before anything is written: the output path, both inputs, the feature
     // columns, the --compare column and the predictions themselves.
     check_data_source(o.source, false, {});
-    BRAIN_CHECK_ARG(o.compare.empty() || o.source.is_csv(),
-                    "--compare names a column of --csv; with --npz or --npy-features there is none to compare with");
+    BRAIN_CHECK_ARG(
+        o.compare.empty() || o.source.is_csv(),
+        "--compare names a column of --csv; with --npz or --npy-features there is none to compare with");
     std::vector<std::filesystem::path> inputs = o.source.files();
     inputs.emplace_back(o.model);
     if (!o.out.empty()) check_output_path(o.out, inputs);
@@ -280,7 +283,8 @@ int run_predict(const PredictOptions& o) {
     Matrix truth;
     if (!o.compare.empty()) {
         compare = table->column_index(o.compare);
-        BRAIN_CHECK(compare.has_value(), ErrorCode::InvalidData, o.source.csv, " has no column ", quote_excerpt(o.compare),
+        BRAIN_CHECK(compare.has_value(), ErrorCode::InvalidData, o.source.csv, " has no column ",
+                    quote_excerpt(o.compare),
                     " to compare the predictions with (--compare); name one of its columns");
         if (!network.is_classifier()) truth = table->numbers({*compare}, "the --compare column");
     }

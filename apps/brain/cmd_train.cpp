@@ -1,5 +1,5 @@
-// brain train: read a CSV file (or NumPy .npz / .npy data), build a network, train it through a TrainingSession epoch by epoch (so progress and
-// validation loss show per epoch, on every backend alike), then save the model.
+// brain train: read a CSV file (or NumPy .npz / .npy data), build a network, train it through a TrainingSession
+// epoch by epoch (so progress and validation loss show per epoch, on every backend alike), then save the model.
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
@@ -219,8 +219,8 @@ int run_train(const TrainOptions& o) {
 void add_train_command(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<TrainOptions>();
     auto* cmd = app.add_subcommand(
-        "train", "Train a dense network on a CSV file (or a NumPy .npz archive or .npy files) through a TrainingSession on any backend, one progress "
-                 "line per epoch (loss, validation loss with --validation, elapsed time), then print the "
+        "train", "Train a dense network on a CSV file (or a NumPy .npz archive or .npy files) through a "
+                 "TrainingSession on any backend, one progress line per epoch (loss, validation loss with --validation, elapsed time), then print the "
                  "session stats and save the model (whole or not at all: never over a symbolic link, directory, "
                  "device or the input). On error nothing is written.");
     add_data_source_options(*cmd, o->source, true, "training data: a CSV file with a header row");
@@ -269,10 +269,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
                     "where to save the trained model (JSON); checked before training: a symbolic link, directory, "
                     "device, FIFO, socket or an input file is refused")
         ->required();
-    cmd->add_flag("--stream", o->stream,
-                  "with --npy-features/--npy-targets: train from disk without loading the data set: chunks of rows "
-                  "are read as they are needed and shuffled within a window (memory: three windows), for data larger "
-                  "than memory; the backend must take batches from a batch source (cpu does)");
+    cmd->add_flag(
+        "--stream", o->stream,
+        "with --npy-features/--npy-targets: train from disk without loading the data set: chunks of rows "
+        "are read as they are needed and shuffled within a window (memory: three windows), for data larger "
+        "than memory; the backend must take batches from a batch source (cpu does)");
     cmd->add_option("--stream-chunk-rows", o->stream_chunk_rows, "with --stream: rows read from disk at once")
         ->capture_default_str()
         ->check(whole_number(UINT32_MAX) & CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));

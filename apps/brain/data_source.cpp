@@ -99,8 +99,8 @@ void LoadProgressLine::update(const LoadProgress& p) {
                            100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total));
     if (n > 0 && n < static_cast<int>(sizeof text))
         std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), ", %.0f MB/s, %.0f rows/s, %.1fs",
-                      static_cast<double>(p.bytes_done) / mb / p.seconds, static_cast<double>(p.rows_done) / p.seconds,
-                      p.seconds);
+                      static_cast<double>(p.bytes_done) / mb / p.seconds,
+                      static_cast<double>(p.rows_done) / p.seconds, p.seconds);
     if (m_interactive) {
         std::cerr << "\r" << text << "    " << std::flush;
         m_line_open = true;

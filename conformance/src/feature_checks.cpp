@@ -1,14 +1,14 @@
 // What a plugin declares it runs, held to its word: every activation, loss, optimizer or precision it declares it
 // lacks is refused by the plugin itself (straight through its table, past the core's own up-front refusal) with
-// Unsupported naming the feature; every precision it declares is honoured and reported in the stats; a declared batch
-// source trains as the dataset view does.
+// Unsupported naming the feature; every precision it declares is honoured and reported in the stats; a declared
+// batch source trains as the dataset view does.
 #include "checks.hpp"
 
+#include <algorithm>
 #include <brain/npy_file.hpp>
 #include <brain/session_descriptor.hpp>
 #include <brain/streaming_dataset.hpp>
 #include <brain/training_session.hpp>
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -166,8 +166,8 @@ std::string precision_check(KitContext& context) {
 }
 
 // A plugin declaring BRAIN_FEATURE_BATCH_SOURCE trains the kit's rows pulled through the ABI's batch source (the
-// core streaming them from .npy files in chunks of 3 rows, windows of 2 chunks, unshuffled: file order) as it trains
-// them from the dataset view in the same order.
+// core streaming them from .npy files in chunks of 3 rows, windows of 2 chunks, unshuffled: file order) as it
+// trains them from the dataset view in the same order.
 std::string batch_source_check(KitContext& context) {
     const SessionFixture& kit = context.fixture();
     const PluginCapabilities& caps = context.capabilities();
@@ -209,7 +209,8 @@ std::string batch_source_check(KitContext& context) {
     const double relative = std::sqrt(diff / std::max(norm, 1e-30));
     require(worst_loss <= 1e-4 && relative <= 1e-4,
             "rows from the batch source trained to other weights than the same rows from the dataset view (epoch "
-            "losses up to " + std::to_string(worst_loss) + " apart, weights " + std::to_string(relative) +
+            "losses up to " +
+                std::to_string(worst_loss) + " apart, weights " + std::to_string(relative) +
                 " apart, relative): train the rows fetch returns for positions [first, first + count) of each "
                 "batch, in that order, and call fetch with the epoch's number (first_epoch + k)");
     return "declared: streamed rows (fetched in chunks of 3) train as the dataset view's, weights " +

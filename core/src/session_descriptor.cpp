@@ -46,7 +46,8 @@ SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data
 
 SessionDescriptor::SessionDescriptor(const Network& network, const brain_batch_source& source,
                                      const TrainConfig& config, const TrainingBackend& backend) {
-    BRAIN_CHECK(source.rows > 0, ErrorCode::InvalidData, "the training data set is empty; expected at least one row");
+    BRAIN_CHECK(source.rows > 0, ErrorCode::InvalidData,
+                "the training data set is empty; expected at least one row");
     BRAIN_CHECK_ARG(source.input_width == network.input_size() && source.target_width == network.output_size(),
                     "the streamed data set has ", source.input_width, " feature and ", source.target_width,
                     " target columns but the network takes ", network.input_size(), " inputs and has ",
@@ -54,11 +55,13 @@ SessionDescriptor::SessionDescriptor(const Network& network, const brain_batch_s
     BRAIN_CHECK_ARG(config.batch_size > 0 && config.batch_size <= source.rows, "batch_size is ", config.batch_size,
                     "; expected 1 to the data set's ", source.rows, " rows");
     describe(network, config, backend);
-    m_dataset = {sizeof(brain_dataset_view), source.rows, source.input_width, source.target_width, nullptr, nullptr};
+    m_dataset = {sizeof(brain_dataset_view), source.rows, source.input_width,
+                 source.target_width,        nullptr,     nullptr};
     m_desc.batch_source = &source;
 }
 
-void SessionDescriptor::describe(const Network& network, const TrainConfig& config, const TrainingBackend& backend) {
+void SessionDescriptor::describe(const Network& network, const TrainConfig& config,
+                                 const TrainingBackend& backend) {
     for (const auto& layer : network.layers())
         m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs),
                                             static_cast<uint32_t>(layer.outputs),

@@ -19,15 +19,17 @@ StreamArray open_array(const std::filesystem::path& path, const InputLimits& lim
     // header are limited.
     detail::InputFile file(path, "NumPy file", std::numeric_limits<std::uint64_t>::max(), ErrorCode::InvalidData);
     const std::string origin = path.string();
-    BRAIN_CHECK(file.sized(), ErrorCode::IoError, "cannot stream '", origin,
-                "': it is a pipe or reports no size; streaming reads rows at their offsets, so give a regular file");
+    BRAIN_CHECK(
+        file.sized(), ErrorCode::IoError, "cannot stream '", origin,
+        "': it is a pipe or reports no size; streaming reads rows at their offsets, so give a regular file");
     std::string head(12, '\0');
     const auto read_at = [&](char* dst, std::size_t n, std::uint64_t offset) {
         std::size_t done = 0;
         while (done < n) {
             const ssize_t got = ::pread(file.descriptor(), dst + done, n - done, static_cast<off_t>(offset + done));
             if (got < 0 && errno == EINTR) continue;
-            BRAIN_CHECK(got > 0, ErrorCode::InvalidData, origin, ": the file ends inside its header; not an .npy file");
+            BRAIN_CHECK(got > 0, ErrorCode::InvalidData, origin,
+                        ": the file ends inside its header; not an .npy file");
             done += static_cast<std::size_t>(got);
         }
     };
@@ -63,9 +65,8 @@ void StreamArray::read(std::uint64_t first, std::uint64_t count, float* dst, std
     const std::uint64_t offset = header.data_offset + first * header.columns * header.itemsize;
     std::size_t done = 0;
     while (done < bytes) {
-        const ssize_t got =
-            ::pread(file.descriptor(), raw.data() + done, static_cast<std::size_t>(bytes - done),
-                    static_cast<off_t>(offset + done));
+        const ssize_t got = ::pread(file.descriptor(), raw.data() + done, static_cast<std::size_t>(bytes - done),
+                                    static_cast<off_t>(offset + done));
         if (got < 0 && errno == EINTR) continue;
         if (got < 0)
             BRAIN_THROW(ErrorCode::IoError, "reading rows ", first, " to ", first + count - 1, " of '", origin,
@@ -78,7 +79,8 @@ void StreamArray::read(std::uint64_t first, std::uint64_t count, float* dst, std
     if (bad != values) {
         const std::uint64_t index = first * header.columns + bad;
         BRAIN_THROW(ErrorCode::InvalidData, origin, ": row ", index / header.columns, ", column ",
-                    index % header.columns, " is ", detail::npy::value_text(header, raw.data() + bad * header.itemsize),
+                    index % header.columns, " is ",
+                    detail::npy::value_text(header, raw.data() + bad * header.itemsize),
                     ", which is not a finite float32 value; NaN, infinity and values beyond +-3.4e38 are not "
                     "allowed, remove or impute them");
     }
@@ -89,12 +91,12 @@ StreamingDataset StreamingDataset::from_npy(const std::filesystem::path& feature
     BRAIN_CHECK_ARG(options.chunk_rows > 0 && options.window_chunks > 0,
                     "StreamOptions: chunk_rows and window_chunks must be at least 1, found ", options.chunk_rows,
                     " and ", options.window_chunks);
-    auto files = std::make_shared<Files>(Files{open_array(features, options.limits),
-                                               open_array(targets, options.limits), 0, {}, {}, options});
+    auto files = std::make_shared<Files>(
+        Files{open_array(features, options.limits), open_array(targets, options.limits), 0, {}, {}, options});
     const auto& x = files->features.header;
     const auto& y = files->targets.header;
-    BRAIN_CHECK(x.rows == y.rows, ErrorCode::InvalidData, "the features '", files->features.origin, "' have ", x.rows,
-                " rows but the targets '", files->targets.origin, "' have ", y.rows,
+    BRAIN_CHECK(x.rows == y.rows, ErrorCode::InvalidData, "the features '", files->features.origin, "' have ",
+                x.rows, " rows but the targets '", files->targets.origin, "' have ", y.rows,
                 "; give one target row per feature row");
     BRAIN_CHECK(x.rows > 0 && x.columns > 0 && y.columns > 0, ErrorCode::InvalidData, "'", files->features.origin,
                 "' or '", files->targets.origin, "' is empty; a data set needs at least one row and column");
@@ -126,8 +128,8 @@ const StreamOptions& StreamingDataset::options() const noexcept {
 }
 
 std::uint64_t StreamingDataset::buffer_bytes() const noexcept {
-    const std::uint64_t window = std::min<std::uint64_t>(
-        size(), detail::saturating_mul(options().chunk_rows, options().window_chunks));
+    const std::uint64_t window =
+        std::min<std::uint64_t>(size(), detail::saturating_mul(options().chunk_rows, options().window_chunks));
     return 3 * detail::saturating_mul(window, (input_width() + target_width()) * sizeof(float));
 }
 

@@ -94,8 +94,10 @@ TrainingSession::TrainingSession(const Network& network, const StreamingDataset&
                                  const TrainingBackend& backend)
     : m_impl(std::make_unique<Impl>(backend)) {
     StreamingDataset stream = data;
-    if (!stream.standardization() && network.standardization()) stream.set_standardization(network.standardization());
-    // Host memory: the session's own tensors (a CPU session holds batches, not the data set) and the reader's windows.
+    if (!stream.standardization() && network.standardization())
+        stream.set_standardization(network.standardization());
+    // Host memory: the session's own tensors (a CPU session holds batches, not the data set) and the reader's
+    // windows.
     detail::require_host_memory(
         detail::saturating_add(training_host_memory_bytes(network.layers(), network.optimizer(), config.batch_size,
                                                           config.batch_size, false, backend, 0),

@@ -103,7 +103,7 @@ private:
     // trains batch b - 1 from the other slot (slot 1 is m_x2/m_t2). Empty when the budget leaves no room.
     Stream m_copy_stream;
     DeviceBuffer m_x2, m_t2;
-    Event m_slot_consumed[2]; // the compute stream's last batch from each device slot is done
+    Event m_slot_consumed[2];                     // the compute stream's last batch from each device slot is done
     const brain_batch_source* m_source = nullptr; // the core's rows (ABI 1.2 batch source); null: host copy
     std::vector<float> m_fetch_x, m_fetch_t;      // fetched rows before their bf16 conversion (mixed, streamed)
     GraphExec m_graph;

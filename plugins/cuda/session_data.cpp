@@ -2,9 +2,8 @@
 // device), else kept on the host (or pulled from the core's batch source, for a streamed data set) and staged batch
 // by batch: the host gathers batch b + 1 into a pinned buffer while the device trains batch b, and its copy runs on
 // a copy stream into the other device slot, so neither the gather nor the copy waits for the step.
-#include "cuda_session.hpp"
-
 #include "cuda_plugin_log.hpp"
+#include "cuda_session.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -74,17 +73,17 @@ void CudaSession::host_rows(std::uint64_t epoch, std::size_t start, std::size_t 
         const int32_t status = m_source->fetch(m_source->context, epoch, start, static_cast<uint32_t>(rows), x, t,
                                                message, sizeof message);
         if (status != BRAIN_OK)
-            fail(static_cast<brain_status>(status), "epoch " + std::to_string(epoch) + ": reading rows " +
-                                                        std::to_string(start) + " to " +
-                                                        std::to_string(start + rows - 1) +
-                                                        " from the streamed data set failed: " + message);
+            fail(static_cast<brain_status>(status),
+                 "epoch " + std::to_string(epoch) + ": reading rows " + std::to_string(start) + " to " +
+                     std::to_string(start + rows - 1) + " from the streamed data set failed: " + message);
         return;
     }
     for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t p = start + r;
         const std::size_t row =
-            plan.config.shuffle ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
-                                : p;
+            plan.config.shuffle
+                ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
+                : p;
         std::memcpy(x + r * in, m_host_features.data() + row * in, in * sizeof(float));
         std::memcpy(t + r * out, m_host_targets.data() + row * out, out * sizeof(float));
     }

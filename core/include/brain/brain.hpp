@@ -11,13 +11,13 @@
 #include <brain/matrix.hpp>
 #include <brain/network.hpp>
 #include <brain/npy_file.hpp>
-#include <brain/streaming_dataset.hpp>
 #include <brain/plugins.hpp>
 #include <brain/predictor.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
 #include <brain/session_descriptor.hpp>
 #include <brain/stats.hpp>
+#include <brain/streaming_dataset.hpp>
 #include <brain/training_session.hpp>
 #include <brain/types.hpp>
 #include <brain/version.hpp>

@@ -18,8 +18,8 @@ namespace brain {
 // parsed; a pipe is read chunk by chunk).
 class BRAIN_API CsvRowStream {
 public:
-    // Opens `path` and reads its header; `columns` are the header names to read (InvalidData naming the missing ones),
-    // each cell of which must be a finite number (`role` names them in messages: "a feature").
+    // Opens `path` and reads its header; `columns` are the header names to read (InvalidData naming the missing
+    // ones), each cell of which must be a finite number (`role` names them in messages: "a feature").
     CsvRowStream(const std::filesystem::path& path, const std::vector<std::string>& columns, char delimiter = ',',
                  const InputLimits& limits = {}, std::size_t chunk_bytes = std::size_t{8} << 20,
                  std::string role = "a feature");

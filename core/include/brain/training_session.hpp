@@ -1,14 +1,12 @@
 // brain::TrainingSession: keeps a backend's device context, weights and data resident across epochs.
 #pragma once
 
-#include <brain/export.hpp>
-
 #include <brain/backend.hpp>
 #include <brain/dataset.hpp>
+#include <brain/export.hpp>
 #include <brain/network.hpp>
 #include <brain/stats.hpp>
 #include <brain/streaming_dataset.hpp>
-
 #include <memory>
 
 namespace brain {
