@@ -17,7 +17,7 @@ namespace {
 // The checks the kit must always report, whatever the plugin.
 const std::vector<std::string> k_required_checks = {
     "load",      "resolve",          "devices",         "doctor",          "parity",
-    "stats",     "peak in estimate", "checkpoint",      "closed session",  "budget refusal",
+    "stats",     "peak in estimate", "checkpoint",      "schedule",        "closed session",  "budget refusal",
     "device 99", "invalid argument", "use after error", "numerical error", "precision",
 };
 

@@ -13,7 +13,7 @@ namespace {
 // Every check, in table order; ones that cannot run are still listed, as failures with the reason.
 constexpr const char* k_checks[] = {
     "load",      "resolve",          "devices",         "doctor",          "parity",
-    "stats",     "peak in estimate", "checkpoint",      "closed session",  "budget refusal",
+    "stats",     "peak in estimate", "checkpoint",      "schedule",        "closed session",  "budget refusal",
     "device 99", "invalid argument", "use after error", "numerical error", "precision",
 };
 

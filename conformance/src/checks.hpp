@@ -1,5 +1,5 @@
-// The conformance kit's checks in three groups, in table order: the plugin itself (plugin_checks.cpp),
-// training (training_checks.cpp) and errors (error_checks.cpp).
+// The conformance kit's checks in four groups, in table order: the plugin itself (plugin_checks.cpp), training
+// (training_checks.cpp), schedules (schedule_checks.cpp) and errors (error_checks.cpp).
 #pragma once
 
 #include "check_table.hpp"
@@ -17,6 +17,8 @@ bool run_plugin_checks(CheckTable& table, ConformanceReport& report, const Confo
                        const std::function<PluginRecord()>& load, PluginUnderTest& plugin);
 // parity, stats, peak in estimate and checkpoint: training through the public API against the CPU reference.
 void run_training_checks(CheckTable& table, const SessionFixture& kit);
+// schedule: learning-rate schedules reach the plugin per step (ABI 1.2) or per epoch, and train as on the CPU.
+void run_schedule_checks(CheckTable& table, const SessionFixture& kit);
 // closed session, budget refusal, device 99, invalid argument, use after error, numerical error and precision:
 // every error the contract names, through the public API and through malformed calls to the table.
 void run_error_checks(CheckTable& table, const SessionFixture& kit);

@@ -17,6 +17,7 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options,
     if (!conformance::run_plugin_checks(table, report, options, load, plugin)) return;
     const conformance::SessionFixture fixture = conformance::make_session_fixture(plugin, options);
     conformance::run_training_checks(table, fixture);
+    conformance::run_schedule_checks(table, fixture);
     conformance::run_error_checks(table, fixture);
 }
 

@@ -109,6 +109,18 @@ struct CpuBackend {
                         std::to_string(configured_thread_count()) + " thread(s)");
     }
 
+    // Every activation, loss and optimizer of ABI 1.0, float32 products, and per-step learning rates.
+    static brain_capabilities capabilities() {
+        brain_capabilities caps{};
+        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
+        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
+        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
+        caps.precisions = 1u << BRAIN_PRECISION_FLOAT32;
+        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
+        caps.max_devices = 1;
+        return caps;
+    }
+
     static std::int32_t device_count() { return 1; }
 
     static brain_device_report probe(std::int32_t device, std::uint64_t memory_budget_bytes) {

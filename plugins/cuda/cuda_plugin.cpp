@@ -28,6 +28,18 @@ struct CudaBackend {
         log_message(1, "cuda plugin: runtime " + std::to_string(runtime_version) + ", NVRTC " +
                            std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor));
     }
+    // Every activation, loss and optimizer of ABI 1.0 in every precision, and per-step learning rates on both epoch
+    // paths.
+    static brain_capabilities capabilities() {
+        brain_capabilities caps{};
+        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
+        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
+        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
+        caps.precisions = (1u << (BRAIN_PRECISION_BF16 + 1)) - 1u;
+        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
+        caps.max_devices = 1;
+        return caps;
+    }
     static std::int32_t device_count() { return cuda::device_count(); }
     static brain_device_report probe(std::int32_t device, std::uint64_t budget) { return probe_device(device, budget); }
 };

@@ -16,7 +16,8 @@ struct DevicePlan : sdk::SessionPlan {
     // Tensor bytes for batches of `batch_rows` rows: parameters, gradients, optimizer state, the scalar block, the
     // batch's inputs and targets, and per layer z, a (not for linear layers, whose a is z) and delta.
     std::uint64_t tensor_bytes(std::size_t batch_rows) const noexcept;
-    // Workspace the kernels need besides cuBLAS's: the per-row losses of a batch.
+    // Workspace the kernels need besides cuBLAS's: the per-row losses of a batch and the learning rate of each of
+    // an epoch's steps (batches of `batch_rows` rows).
     std::uint64_t scratch_bytes(std::size_t batch_rows) const noexcept;
     // Device bytes of the resident data set: features, targets and the epoch's permutation.
     std::uint64_t dataset_bytes() const noexcept;

@@ -143,6 +143,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     a.epsilon = plan.optimizer.epsilon;
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
+    a.rates = m_rates.floats(); // the epoch's rate per step (set_learning_rate and set_step_learning_rates fill it)
     // The narrow kernel's rows per block: the batch spread over the grid, at most BRAIN_NARROW_ROWS (a batch larger
     // than the grid's share takes several slices per block).
     a.narrow_rows = static_cast<uint32_t>(std::clamp<std::size_t>(
@@ -172,8 +173,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
 
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
-    // The one argument that changes during a session (set_learning_rate).
-    args.learning_rate = m_plan.optimizer.learning_rate;
     void* params[] = {&args};
     const Kernel kernel = m_narrow ? Kernel::NarrowEpoch : Kernel::FusedEpoch;
     check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[kernel]), dim3(m_fused_grid),

@@ -156,13 +156,15 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
 
     const brain_optimizer_desc& opt = plan.optimizer;
     launch(k, Kernel::FinishBatch, dim3(1), dim3(threads_per_block), stream, scalars,
-           static_cast<const float*>(m_row_loss.floats()), rows, batch, opt.learning_rate, opt.beta1, opt.beta2,
+           static_cast<const float*>(m_row_loss.floats()), rows, batch, static_cast<const float*>(m_rates.floats()),
+           opt.beta1, opt.beta2,
            opt.weight_decay, static_cast<int>(opt.kind == BRAIN_OPT_ADAMW));
     const DeviceU64 n = plan.parameter_count;
     const dim3 grid(elementwise_blocks(n));
     if (opt.kind == BRAIN_OPT_SGD) {
         launch(k, Kernel::SgdUpdate, grid, dim3(threads_per_block), stream, params,
-               static_cast<const float*>(grads), m_state.floats(), n, opt.learning_rate, opt.momentum, scalars,
+               static_cast<const float*>(grads), m_state.floats(), n, static_cast<const float*>(m_rates.floats()),
+               opt.momentum, scalars,
                batch);
     } else {
         launch(k, Kernel::AdamUpdate, grid, dim3(threads_per_block), stream, params,

@@ -53,6 +53,20 @@ struct NaiveBackend {
     static constexpr const char* description = "naive single-threaded C++ reference backend (brain SDK example)";
     using Session = naive::Session;
 
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the capabilities entry arrived in ABI 1.2
+    // Every activation, loss and optimizer of ABI 1.0 in float32, and per-step learning rates.
+    static brain_capabilities capabilities() {
+        brain_capabilities caps{};
+        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
+        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
+        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
+        caps.precisions = 1u << BRAIN_PRECISION_FLOAT32;
+        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
+        caps.max_devices = 1;
+        return caps;
+    }
+#endif
+
     static void initialize(const brain_host_api&) {
         brain::sdk::log(1, "naive plugin " NAIVE_PLUGIN_VERSION " ready");
     }

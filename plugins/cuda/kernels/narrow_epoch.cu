@@ -272,7 +272,7 @@ static __device__ void narrow_rows_phase(const brain_fused_epoch_args& a, Narrow
 
 extern "C" __global__ void BRAIN_FUSED_BOUNDS brain_narrow_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     __shared__ __align__(16) NarrowBlockShared sh;
-    __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
+    __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // per step: step_coefficients (the rate for SGD)
     __shared__ uint32_t batch_rows[BRAIN_FUSED_MAX_BATCH];  // the batch's data-set rows
     brain_cuda_scalars* s = args.scalars;
     const unsigned layer_count = args.layer_count;
@@ -301,11 +301,12 @@ extern "C" __global__ void BRAIN_FUSED_BOUNDS brain_narrow_epoch(const BRAIN_GRI
         c.batch = (int)b;
         for (unsigned r = threadIdx.x; r < rows; r += blockDim.x)
             batch_rows[r] = args.perm ? args.perm[start + r] : (uint32_t)(start + r);
-        // The optimizer's coefficients, every BRAIN_FUSED_THREADS steps, a step per thread (as the fused epoch).
+        // The optimizer's coefficients from each step's rate, every BRAIN_FUSED_THREADS steps, a step per thread
+        // (as the fused epoch).
         const unsigned entry = (unsigned)(b % BRAIN_FUSED_THREADS);
         if (entry == 0 && b + threadIdx.x < batches)
-            adam_coefficients(step0 + b + threadIdx.x + 1, args.learning_rate, args.beta1, args.beta2,
-                              args.weight_decay, args.optimizer == BRAIN_OPT_ADAMW, &coefficients[0][threadIdx.x],
+            step_coefficients(step0 + b + threadIdx.x + 1, args.rates[b + threadIdx.x], args.optimizer, args.beta1,
+                              args.beta2, args.weight_decay, &coefficients[0][threadIdx.x],
                               &coefficients[1][threadIdx.x], &coefficients[2][threadIdx.x]);
         __syncthreads();
         c.step_size = coefficients[0][entry];
