@@ -200,24 +200,43 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     BRAIN_CHECK_ARG(!feature_index.empty(), "Dataset::from_csv('", file,
                     "'): every column is a target, so there are no feature columns left");
 
-    // Targets: a column whose cells are all numbers is numeric; any other text makes it a class-label column.
+    for (const auto& name : options.class_columns)
+        BRAIN_CHECK_ARG(std::find(options.target_columns.begin(), options.target_columns.end(), name) !=
+                            options.target_columns.end(),
+                        "Dataset::from_csv: class column ", quote_excerpt(name),
+                        " is not one of the target columns; name it as a target too");
+    // Targets: a column whose cells are all numbers is numeric (unless named a class column); any other text makes
+    // it a class-label column.
     struct TargetColumn {
         std::size_t index;
         bool labels;
-        std::map<std::string_view, std::size_t> classes; // label -> position in sorted order
+        std::map<std::string_view, std::size_t> classes; // cell text -> class position
+        bool numeric = true;                             // every cell is a number
+        std::vector<std::string_view> names;             // the classes in position order
     };
     std::vector<TargetColumn> targets;
     for (const std::size_t c : target_index) {
-        TargetColumn col{c, false, {}};
+        TargetColumn col{c, false, {}, true, {}};
+        col.labels = std::find(options.class_columns.begin(), options.class_columns.end(), header[c]) !=
+                     options.class_columns.end();
         for (std::size_t r = 0; r < rows; ++r) {
             const CsvNumber number = parse_csv_number(table.cell(r, c));
             if (number.kind == CsvCellKind::Empty) table.fail_cell(r, c, number, "a target");
+            if (number.kind != CsvCellKind::Number) col.numeric = false;
             if (number.kind == CsvCellKind::NotNumeric) col.labels = true;
         }
         if (col.labels) {
+            // A class column of numbers: one class per value, in numeric order, named by the value's first cell.
+            std::map<float, std::string_view> by_value;
             // Bounded as it grows: one output unit per class, so a column of unique strings must stop here.
             for (std::size_t r = 0; r < rows; ++r) {
-                col.classes.emplace(table.cell(r, c), 0);
+                if (col.numeric) {
+                    const float value = parse_csv_number(table.cell(r, c)).value;
+                    const auto [at, fresh] = by_value.emplace(value == 0.0f ? 0.0f : value, table.cell(r, c));
+                    if (fresh) col.classes.emplace(at->second, 0);
+                } else {
+                    col.classes.emplace(table.cell(r, c), 0);
+                }
                 if (col.classes.size() > options.limits.max_classes)
                     BRAIN_THROW(ErrorCode::InvalidData, file, ":", table.line_of(r), ": target ",
                                 table.column_label(c), " holds more than ", options.limits.max_classes,
@@ -230,8 +249,23 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
                             " holds only one class, ", quote_excerpt(col.classes.begin()->first), ", in its ", rows,
                             " rows; a classifier needs at least two classes: check the file or choose another "
                             "target column");
-            std::size_t k = 0;
-            for (auto& [label, position] : col.classes) position = k++;
+            if (col.numeric) {
+                std::map<float, std::size_t> position;
+                for (const auto& [value, label] : by_value) {
+                    position.emplace(value, col.names.size());
+                    col.names.push_back(label);
+                }
+                // Every cell finds its class by its text; other texts of a value ("1.0") join its class.
+                for (std::size_t r = 0; r < rows; ++r) {
+                    const float value = parse_csv_number(table.cell(r, c)).value;
+                    col.classes[table.cell(r, c)] = position.at(value == 0.0f ? 0.0f : value);
+                }
+            } else {
+                for (auto& [label, position] : col.classes) {
+                    position = col.names.size();
+                    col.names.push_back(label);
+                }
+            }
         }
         targets.push_back(std::move(col));
     }
@@ -252,11 +286,11 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     std::size_t target_width = 0;
     for (const auto& t : targets) {
         if (t.labels) {
-            for (const auto& [label, position] : t.classes) {
+            for (const std::string_view label : t.names) {
                 target_names.push_back(header[t.index] + "=" + std::string(label));
                 class_labels.emplace_back(label);
             }
-            target_width += t.classes.size();
+            target_width += t.names.size();
         } else {
             target_names.push_back(header[t.index]);
             ++target_width;
@@ -278,7 +312,7 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
         for (const auto& t : targets) {
             if (t.labels) {
                 target_values[r * target_width + offset + t.classes.at(table.cell(r, t.index))] = 1.0f;
-                offset += t.classes.size();
+                offset += t.names.size();
             } else {
                 const CsvNumber number = parse_csv_number(table.cell(r, t.index));
                 if (number.kind != CsvCellKind::Number) table.fail_cell(r, t.index, number, "a target");
