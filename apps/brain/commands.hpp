@@ -16,6 +16,8 @@ void add_estimate_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 // brain predict: a saved model applied to a CSV file.
 void add_predict_command(CLI::App& app, int& exit_code);
+// brain evaluate: a saved model's loss and metrics on a CSV file with true values.
+void add_evaluate_command(CLI::App& app, int& exit_code);
 // brain generate: write a synthetic CSV data set.
 void add_generate_command(CLI::App& app, int& exit_code);
 

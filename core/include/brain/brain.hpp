@@ -3,17 +3,21 @@
 
 #include <brain/accelerator.hpp>
 #include <brain/backend.hpp>
+#include <brain/callbacks.hpp>
 #include <brain/csv_table.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/limits.hpp>
 #include <brain/matrix.hpp>
+#include <brain/metrics.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
+#include <brain/schedule.hpp>
 #include <brain/session_descriptor.hpp>
 #include <brain/stats.hpp>
+#include <brain/training_checkpoint.hpp>
 #include <brain/training_session.hpp>
 #include <brain/types.hpp>
 #include <brain/version.hpp>
