@@ -4,15 +4,18 @@
 // data and initial weights (files written by bench/export_torch_data.py); without it, on data drawn from the same
 // distribution by brain::Random, from brain's own initialisation. --grid N adds the shape grid's N points (names
 // g00, g01, ...; bench_grid.hpp), the same as the anchor's: every activation, loss and optimizer over a range of
-// shapes.
+// shapes. --predict measures prediction on the backend instead (brain::Predictor), with the outputs checked against
+// the host's, and --checksum adds a hash of the trained parameters.
 #include "bench_grid.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <bit>
 #include <brain/brain.hpp>
+#include <brain/dense_math.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +119,49 @@ brain::Dataset load_data(const std::filesystem::path& dir, const std::string& na
                           brain::Matrix(w.rows, w.outputs, std::move(y)));
 }
 
+// FNV-1a of the values' bytes: two runs with equal hashes computed the same bits.
+std::string fnv1a(const std::vector<float>& values) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    for (std::size_t i = 0; i < values.size() * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+    return text;
+}
+
+// The first `rows` rows of x.
+brain::Matrix first_rows(const brain::Matrix& x, std::size_t rows) {
+    rows = std::min(rows, x.rows());
+    const auto begin = x.data().begin();
+    return brain::Matrix(rows, x.cols(),
+                         std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(rows * x.cols())));
+}
+
+// What --predict measures for one config: the whole of x predicted `reps` times by a brain::Predictor that takes
+// at most `batch` rows per call (one untimed call of a batch first), and the device's outputs on the first
+// `check_rows` rows against the host's Network::predict (norm-wise relative error). One JSON line.
+void measure_prediction(const std::string& name, const brain::Network& network, const brain::Matrix& x,
+                        const brain::TrainingBackend& backend, const std::string& backend_spec,
+                        const std::string& precision, bool torch_data, std::size_t batch, unsigned reps,
+                        std::size_t check_rows) {
+    brain::Predictor predictor(network, backend, batch);
+    (void)predictor.predict(first_rows(x, batch)); // warm-up: graphs captured, caches filled
+    const auto start = std::chrono::steady_clock::now();
+    for (unsigned r = 0; r < reps; ++r) (void)predictor.predict(x);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const brain::Matrix sample = first_rows(x, check_rows);
+    const brain::Matrix device = predictor.predict(sample);
+    const brain::Matrix host = network.predict(sample);
+    const double error = brain::math::relative_error(device.data().data(), host.data().data(), host.data().size());
+    std::cout << "{\"cfg\":\"" << name << "\",\"mode\":\"predict\",\"backend\":\"" << backend_spec
+              << "\",\"precision\":\"" << precision << "\",\"data\":\"" << (torch_data ? "torch" : "brain")
+              << "\",\"batch\":" << batch << ",\"batch_rows\":" << predictor.batch_rows()
+              << ",\"rows\":" << x.rows() << ",\"reps\":" << reps << ",\"seconds\":" << seconds
+              << ",\"rows_per_s\":"
+              << static_cast<long long>(static_cast<double>(reps) * static_cast<double>(x.rows()) / seconds)
+              << ",\"check_rows\":" << sample.rows() << ",\"relative_error_vs_host\":" << error << "}" << std::endl;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -151,6 +197,21 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     bool grid_flag = false;
     app.add_flag("--grid", grid_flag, "run every point of the shape grid (as --configs grid)");
+    bool checksum = false;
+    app.add_flag("--checksum", checksum,
+                 "add the trained parameters' FNV-1a hash (params_fnv): equal hashes, equal bits (one checkpoint)");
+    bool predict = false;
+    std::size_t predict_batch = 4096;
+    unsigned reps = 3;
+    std::size_t check_rows = 256;
+    app.add_flag("--predict", predict,
+                 "measure prediction instead of training: the config's rows through a brain::Predictor on the "
+                 "backend (rows_per_s), and its outputs against the host's predict (relative_error_vs_host)");
+    app.add_option("--predict-batch", predict_batch, "--predict: the most rows per call into the backend")
+        ->capture_default_str();
+    app.add_option("--reps", reps, "--predict: timed passes over the config's rows")->capture_default_str();
+    app.add_option("--check-rows", check_rows, "--predict: rows predicted on the host too, for the comparison")
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     if (grid_flag) configs = "grid";
 
@@ -203,6 +264,11 @@ int main(int argc, char** argv) {
                     read_f32(file, network.parameter_count(), "initial parameters, per layer W (out x in) then b"));
             }
             const auto data = data_dir.empty() ? make_data(w) : load_data(data_dir, name, w);
+            if (predict) {
+                measure_prediction(name, network, data.features(), backend, backend_spec, precision,
+                                   !data_dir.empty(), predict_batch, std::max(1u, reps), check_rows);
+                continue;
+            }
             brain::TrainingSession session(network, data,
                                            brain::TrainConfig{epochs + 1, w.batch, true, shuffle_seed}, backend);
             session.train_epoch(); // warm-up, untimed
@@ -216,8 +282,10 @@ int main(int argc, char** argv) {
                       << "\",\"seconds\":" << seconds
                       << ",\"samples_per_s\":" << static_cast<long long>(samples / seconds)
                       << ",\"final_loss\":" << loss
-                      << ",\"estimate_bytes\":" << brain::estimate_tensor_memory_bytes(network, w.batch)
+                      << ",\"estimate_bytes\":"
+                      << brain::estimate_tensor_memory_bytes(network, w.batch, backend.precision())
                       << ",\"stats\":" << brain::to_json(session.stats());
+            if (checksum) std::cout << ",\"params_fnv\":\"" << fnv1a(session.checkpoint().parameters) << "\"";
             if (!named) {
                 std::cout << ",\"macs_per_step\":" << bench::multiply_adds(w) << ",\"inp\":" << w.inputs
                           << ",\"hidden\":[";

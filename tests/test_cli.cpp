@@ -203,6 +203,44 @@ TEST_CASE("brain train then predict round-trips a classifier", "[cli]") {
     CHECK(number_after(predict.output, "accuracy against 'y': ") > 0.8);
 }
 
+TEST_CASE("brain predict --backend predicts through the backend's predictor, as the host does", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind churn --rows 500 --seed 2 --out " + dir.q("c.csv")).status == 0);
+    REQUIRE(run(bin("brain") + " train --csv " + dir.q("c.csv") +
+                " --target churned --layers 16,8 --epochs 3 --batch 64 --out " + dir.q("m.json"))
+                .status == 0);
+    const std::string predict = bin("brain") + " predict --model " + dir.q("m.json") + " --csv " + dir.q("c.csv");
+    REQUIRE(run(predict + " --out " + dir.q("host.csv")).status == 0);
+    const auto device = run(predict + " --backend cpu --out " + dir.q("cpu.csv"));
+    INFO(device.output);
+    REQUIRE(device.status == 0);
+    const auto host_lines = lines_of(dir / "host.csv"), device_lines = lines_of(dir / "cpu.csv");
+    REQUIRE(host_lines.size() == 501);
+    REQUIRE(device_lines.size() == host_lines.size());
+    CHECK(device_lines[0] == host_lines[0]);
+    for (std::size_t r = 1; r < host_lines.size(); ++r) {
+        const auto h = split(host_lines[r]), d = split(device_lines[r]);
+        REQUIRE(d.size() == h.size());
+        for (std::size_t c = 1; c < h.size(); ++c) REQUIRE(std::abs(std::stod(d[c]) - std::stod(h[c])) < 1e-5);
+    }
+    // --precision and --budget belong to a backend; the CPU refuses what it does not run; nothing is written.
+    const auto stray = run(predict + " --precision bf16 --out " + dir.q("stray.csv"));
+    CHECK(stray.status == 2);
+    CHECK(contains(stray.output, "add --backend"));
+    const auto bf16 = run(predict + " --backend cpu --precision bf16 --out " + dir.q("bf16.csv"));
+    CHECK(bf16.status == 2);
+    CHECK(contains(bf16.output, "error: Unsupported: the CPU backend computes in float32 only"));
+    CHECK(contains(bf16.output, "precision bf16"));
+    CHECK_FALSE(fs::exists(dir / "stray.csv"));
+    CHECK_FALSE(fs::exists(dir / "bf16.csv"));
+    if (!cuda_usable()) {
+        const auto cuda = run(predict + " --backend cuda:0 --out " + dir.q("cuda.csv"));
+        CHECK(cuda.status == 2);
+        CHECK(says_cuda_unavailable(cuda.output));
+        CHECK_FALSE(fs::exists(dir / "cuda.csv"));
+    }
+}
+
 TEST_CASE("brain predict writes class labels and probabilities for a class-label target", "[cli]") {
     TempDir dir;
     REQUIRE(run(bin("brain") + " generate --kind churn --rows 600 --seed 1 --out " + dir.q("c.csv")).status == 0);
@@ -320,8 +358,9 @@ TEST_CASE("brain doctor reports each backend precisely", "[cli]") {
         const auto r = run(bin("brain") + " doctor --backend cuda:0 --budget 8192");
         if (r.status == 0) {
             CHECK(contains(r.output, "MiB total"));
-            CHECK(contains(r.output, "cuBLAS:  true"));
-            CHECK(contains(r.output, "alloc:   true"));
+            // Each check followed by what the plugin says it ran.
+            CHECK(contains(r.output, "gemm:    true  (cuBLAS SGEMM, a 2x3 by 3x2 product)"));
+            CHECK(contains(r.output, "alloc:   true  (the whole budget on the device, written)"));
         } else {
             CHECK(r.status == 2);
             CHECK(says_cuda_unavailable(r.output));
@@ -350,6 +389,36 @@ TEST_CASE("brain plugins lists the search path and the plugins found", "[cli]") 
     // The Metal plugin loads on Linux but has no devices, and says why.
     CHECK(contains(r.output, "libbrain_metal.so"));
     CHECK(contains(r.output, "MetalFeatureDisabled"));
+    // What each plugin runs, and what it lacks with its reason.
+    CHECK(contains(r.output, "runs:    activations: linear, relu, leaky_relu, sigmoid, tanh, softmax, gelu; losses: "
+                             "mean_squared_error, binary_cross_entropy, categorical_cross_entropy; optimizers: sgd, "
+                             "adam, adamw; precisions: float32"));
+    CHECK(contains(r.output, "lacks:   tf32, bf16 (matrix products in float32 only"));
+}
+
+TEST_CASE("brain plugins shows an ABI 1.0 plugin with the ABI 1.0 set, and the doctor a host backend's labels",
+          "[cli]") {
+    SECTION("a plugin built against the frozen ABI 1.0 header") {
+        const auto r = run("BRAIN_PLUGIN_PATH=" + shell_quote(std::string(BRAIN_TEST_SAMPLE_PLUGIN_DIR) + "/abi-1.0") +
+                           " " + bin("brain") + " plugins");
+        REQUIRE(r.status == 0);
+        CHECK(contains(r.output, "naive  [ok]"));
+        CHECK(contains(r.output, "ABI:     1.0"));
+        CHECK(contains(r.output, "(assumed: the plugin has no capabilities entry, so the ABI 1.0 set)"));
+    }
+    SECTION("the sample plugin's probe names its checks and allocates 64 MiB, not the 8 GiB budget") {
+        const auto r = run("BRAIN_PLUGIN_PATH=" + shell_quote(std::string(BRAIN_TEST_SAMPLE_PLUGIN_DIR) + "/honest") +
+                           " " + bin("brain") + " doctor --backend naive:0 --budget 8192");
+        INFO(r.output);
+        if (r.status == 0) {
+            CHECK(contains(r.output, "gemm:    true  (naive dense product, a 2x3 by 3x2 case)"));
+            CHECK(contains(r.output, "alloc:   true  (64 MiB of host memory, not the whole budget)"));
+        } else {
+            // A machine with less than the 8 GiB budget available says so instead of allocating it.
+            CHECK(r.status == 1);
+            CHECK(contains(r.output, "of available host memory (MemAvailable)"));
+        }
+    }
 }
 
 TEST_CASE("brain estimate prints the library's estimate", "[cli]") {

@@ -230,6 +230,13 @@ std::vector<Case> input_rows(const Fixture& f) {
                     2,
                     {"error: NumericalError: ", "extreme.csv:3:"}});
     rows.push_back({"12",
+                    "the same through a backend's predictor",
+                    extreme,
+                    "{brain} predict --model rm.json --csv extreme.csv --backend cpu --out e.csv",
+                    2,
+                    {"error: NumericalError: ", "extreme.csv:3:", "not finite"},
+                    [](Fixture& fx, const ProcessResult&) { CHECK_FALSE(fs::exists(fx / "e.csv")); }});
+    rows.push_back({"12",
                     "a model whose standard deviation is 1e-45 is refused at load",
                     [](Fixture& fx) {
                         auto doc = nlohmann::json::parse(fx.read("rm.json"));

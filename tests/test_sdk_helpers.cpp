@@ -3,10 +3,15 @@
 // budget bisection.
 #include "support/catch.hpp"
 
+#include <brain/accelerator.hpp>
+#include <brain/backend_capabilities.hpp>
+#include <brain/host_probe.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
 #include <brain/plugin_table.hpp>
+#include <brain/session_budget.hpp>
 #include <brain/session_counters.hpp>
+#include <brain/session_descriptor.hpp>
 #include <brain/session_plan.hpp>
 #include <chrono>
 #include <cstring>
@@ -323,4 +328,133 @@ TEST_CASE("largest_batch_within finds the largest batch whose bytes fit the budg
     CHECK(brain::sdk::largest_batch_within(1000 + 24 * 37 + 23, 256, bytes) == 37);
     CHECK(brain::sdk::largest_batch_within(1 << 20, 256, bytes) == 256); // capped by the largest batch
     CHECK(brain::sdk::largest_batch_within(1023, 256, bytes) == 0);      // not even one row
+}
+
+TEST_CASE("plugin_table describes a backend without capabilities() by the ABI 1.0 set", "[core]") {
+    const brain_plugin_api* table = brain::sdk::plugin_table<FixedBackend>();
+    REQUIRE(table->capabilities != nullptr);
+    brain_capabilities caps{};
+    caps.struct_size = sizeof(caps);
+    REQUIRE(take(*table, table->capabilities(&caps)).code == BRAIN_OK);
+    CHECK(caps.activations == brain::sdk::abi_1_0_activations);
+    CHECK(caps.losses == brain::sdk::abi_1_0_losses);
+    CHECK(caps.optimizers == brain::sdk::abi_1_0_optimizers);
+    CHECK(caps.precisions == brain::sdk::capability_bit(BRAIN_PRECISION_FLOAT32));
+    CHECK(caps.features == 0);
+    CHECK(caps.max_devices == 1);
+    // A caller with an older, smaller struct gets only what it knows.
+    brain_capabilities small{};
+    small.struct_size = offsetof(brain_capabilities, optimizers);
+    REQUIRE(take(*table, table->capabilities(&small)).code == BRAIN_OK);
+    CHECK(small.losses == brain::sdk::abi_1_0_losses);
+    CHECK(small.optimizers == 0);
+}
+
+TEST_CASE("refuse_undeclared names the first feature outside the capabilities", "[core]") {
+    brain::sdk::SessionPlan plan;
+    brain::sdk::LayerPlan hidden, output;
+    hidden.activation = BRAIN_ACT_GELU;
+    output.activation = BRAIN_ACT_SOFTMAX;
+    plan.layers = {hidden, output};
+    plan.loss = BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY;
+    plan.optimizer.kind = BRAIN_OPT_ADAMW;
+    plan.precision = BRAIN_PRECISION_BF16;
+    brain_capabilities caps = brain::sdk::abi_1_0_capabilities();
+    CHECK_NOTHROW([&] {
+        caps.precisions = brain::sdk::all_precisions;
+        brain::sdk::refuse_undeclared(caps, plan, "the test backend");
+    }());
+    const auto refusal = [&]() -> std::string {
+        try {
+            brain::sdk::refuse_undeclared(caps, plan, "the test backend");
+        } catch (const Failure& f) {
+            CHECK(f.code() == BRAIN_ERR_UNSUPPORTED);
+            return f.what();
+        }
+        return "accepted";
+    };
+    caps.precisions = brain::sdk::abi_1_0_precisions;
+    CHECK(refusal().find("the test backend does not compute in bf16") == 0);
+    caps.optimizers &= ~brain::sdk::capability_bit(BRAIN_OPT_ADAMW);
+    CHECK(refusal().find("does not run the adamw optimizer") != std::string::npos);
+    caps.activations &= ~brain::sdk::capability_bit(BRAIN_ACT_GELU);
+    brain::sdk::copy_string(caps.notes, "no erf here");
+    CHECK(refusal() == "the test backend does not run the gelu activation (layer 0) (no erf here); use another "
+                       "activation, or a backend whose capabilities list gelu");
+}
+
+TEST_CASE("the SDK's memory estimate is the core's, byte for byte", "[core]") {
+    const brain::Dataset data(brain::Matrix(40, 6, 0.25f), brain::Matrix(40, 3, 0.5f));
+    const brain::Network networks[] = {
+        brain::Network::builder().input_size(6).dense(3, brain::Activation::Linear).build(),
+        brain::Network::builder()
+            .input_size(6)
+            .dense(33, brain::Activation::Gelu)
+            .dense(17, brain::Activation::Tanh)
+            .dense(3, brain::Activation::Softmax)
+            .optimizer(brain::Optimizer::sgd(0.1f, 0.9f))
+            .build(),
+    };
+    for (const auto& network : networks) {
+        for (std::uint32_t batch : {1u, 7u, 40u}) {
+            const brain::SessionDescriptor desc(network, data, brain::TrainConfig{1, batch, true, 1},
+                                                brain::TrainingBackend::plugin("any", 0, 1));
+            const brain::sdk::SessionPlan plan = brain::sdk::plan_session(desc.desc());
+            CHECK(brain::sdk::estimate_tensor_bytes(plan, batch) ==
+                  brain::estimate_tensor_memory_bytes(network, batch));
+            // 4 bytes x (4 x parameters + B x (inputs + outputs + 3 x layer widths)) + 64 KiB, as documented.
+            std::uint64_t widths = 0;
+            for (const auto& layer : network.layers()) widths += layer.outputs;
+            CHECK(brain::sdk::estimate_tensor_bytes(plan, batch) ==
+                  4 * (4 * network.parameter_count() + batch * (6 + 3 + 3 * widths)) + 65536);
+        }
+        const brain::SessionDescriptor desc(network, data, brain::TrainConfig{1, 8, true, 1},
+                                            brain::TrainingBackend::plugin("any", 0, 1));
+        const brain::sdk::SessionPlan plan = brain::sdk::plan_session(desc.desc());
+        for (std::uint64_t budget : {0ull, 65536ull, 70000ull, 1ull << 20, 1ull << 30})
+            CHECK(brain::sdk::estimate_largest_batch(plan, budget) == brain::largest_batch_within(network, budget));
+    }
+}
+
+TEST_CASE("plan_budget applies the residency rule: the data set only where the tensors leave room", "[core]") {
+    const brain::Network network = brain::Network::builder()
+                                       .input_size(16)
+                                       .dense(16, brain::Activation::Relu)
+                                       .dense(2, brain::Activation::Linear)
+                                       .build();
+    const brain::Dataset data(brain::Matrix(1000, 16, 0.5f), brain::Matrix(1000, 2, 0.5f));
+    const auto plan_under = [&](std::uint64_t budget_mib) {
+        const brain::SessionDescriptor desc(network, data, brain::TrainConfig{1, 100, true, 1},
+                                            brain::TrainingBackend::plugin("any", 0, budget_mib));
+        return brain::sdk::plan_session(desc.desc());
+    };
+    const std::uint64_t data_bytes = 4ull * 1000 * (16 + 2);
+    auto plan = plan_under(0); // no budget: everything resident
+    auto budget = brain::sdk::plan_budget(plan);
+    CHECK(budget.fits);
+    CHECK(budget.dataset_resident);
+    CHECK(budget.dataset_bytes == data_bytes);
+    CHECK(budget.tensor_bytes == brain::estimate_tensor_memory_bytes(network, 100));
+    plan = plan_under(1); // 1 MiB holds the tensors (~100 KiB) and the data set (72 KB)
+    budget = brain::sdk::plan_budget(plan);
+    CHECK(budget.fits);
+    CHECK(budget.dataset_resident);
+    CHECK(budget.largest_batch == brain::largest_batch_within(network, 1 << 20));
+    // What the tensors leave decides, not the data set alone.
+    CHECK_FALSE(
+        brain::sdk::dataset_resident_within(budget.tensor_bytes + data_bytes - 1, budget.tensor_bytes, data_bytes));
+    CHECK(brain::sdk::dataset_resident_within(budget.tensor_bytes + data_bytes, budget.tensor_bytes, data_bytes));
+}
+
+TEST_CASE("a host backend's probe allocates a small block, never the whole budget", "[core]") {
+    CHECK(brain::sdk::host_allocation_bytes(8192ull << 20) == 64ull << 20);
+    CHECK(brain::sdk::host_allocation_bytes(16ull << 20) == 16ull << 20);
+    CHECK(brain::sdk::host_allocation_label(8192ull << 20) == "64 MiB of host memory, not the whole budget");
+    CHECK(brain::sdk::host_allocation_label(16ull << 20) == "16 MiB of host memory (the budget)");
+    std::string notes;
+    CHECK(brain::sdk::host_allocation_test(1ull << 20, -1, notes));
+    CHECK(notes.empty());
+    // A budget beyond the available memory fails without allocating, saying why.
+    CHECK_FALSE(brain::sdk::host_allocation_test(8192ull << 20, 100, notes));
+    CHECK(notes.find("exceeds the 100 MiB of available host memory") != std::string::npos);
 }

@@ -52,14 +52,16 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     auto options = std::make_shared<DoctorOptions>();
     auto* cmd = app.add_subcommand(
         "doctor", "Probe a backend's device under a memory budget (accelerator_doctor): name, revision, total "
-                  "and free memory, and real GEMM, kernel and allocation tests. Prints the chapter's report, "
+                  "and free memory, and real GEMM, kernel and allocation tests, each followed by what the plugin "
+                  "says it ran (a device backend allocates the whole budget, a host backend a small block of at "
+                  "most 64 MiB). Prints the chapter's report, "
                   "\"CPU backend; nothing to probe\" for cpu, or \"error: <ErrorCode>: <reason>\" (exit 2) "
                   "when the device cannot be probed. Exit 1 when a check fails.");
     cmd->add_option("--backend", options->backend, "cpu, cuda:<device>, metal:<device> or <plugin>:<device>")
         ->capture_default_str();
     cmd->add_option("--budget", options->budget_mib,
-                    "memory budget in MiB that the allocation test really allocates and frees (default: 8192 for "
-                    "a device; for cpu, none: nothing to probe)")
+                    "memory budget in MiB; a device backend's allocation test really allocates and frees it "
+                    "(default: 8192 for a device; for cpu, none)")
         ->check(whole_number(UINT64_MAX));
     cmd->callback([options, &exit_code] { exit_code = run_doctor(*options); });
 }

@@ -11,6 +11,31 @@ namespace brain::app {
 
 namespace {
 
+// What a plugin runs and lacks, and the optional features it offers.
+void print_capabilities(const PluginCapabilities& c) {
+    std::cout << "    runs:    " << describe(c)
+              << (c.declared ? "" : " (assumed: the plugin has no capabilities entry, so the ABI 1.0 set)") << "\n";
+    const auto missing = missing_features(c);
+    if (!missing.empty()) {
+        std::cout << "    lacks:  ";
+        for (std::size_t i = 0; i < missing.size(); ++i) std::cout << (i ? ", " : " ") << missing[i];
+        if (!c.notes.empty()) std::cout << " (" << c.notes << ")";
+        std::cout << "\n";
+    }
+    const std::pair<std::uint32_t, const char*> features[] = {
+        {BRAIN_FEATURE_STEP_LEARNING_RATES, "per-step learning rates"},
+        {BRAIN_FEATURE_PREDICT, "prediction on the device"},
+        {BRAIN_FEATURE_BATCH_SOURCE, "streamed data sets"},
+        {BRAIN_FEATURE_MULTI_DEVICE, "data parallelism"},
+    };
+    std::string offers;
+    for (const auto& [bit, name] : features)
+        if (c.offers(bit)) offers += (offers.empty() ? "" : ", ") + std::string(name);
+    if (c.max_devices > 1)
+        offers += (offers.empty() ? "" : ", ") + str("up to ", c.max_devices, " devices a session");
+    if (!offers.empty()) std::cout << "    offers:  " << offers << "\n";
+}
+
 int run_plugins() {
     const auto dirs = plugin_search_paths();
     std::cout << "Plugin search path (in order; BRAIN_PLUGIN_PATH first, then beside libbrain_core, then the "
@@ -57,6 +82,7 @@ int run_plugins() {
                       << (r.device_status.empty() ? std::string() : str(" (", r.device_status, ")")) << "\n";
         if (r.device_count == 0 && !r.device_status.empty())
             std::cout << "    why none: " << r.device_status << "\n";
+        print_capabilities(r.capabilities);
     }
     return exit_ok;
 }
@@ -68,8 +94,10 @@ void add_plugins_command(CLI::App& app, int& exit_code) {
                                               "plugin file found: which file each backend uses (the first regular "
                                               "libbrain_<name>.so on the path), entries skipped (not regular "
                                               "files) or not used (a later copy), the load stage reached, ok or "
-                                              "the precise failure, ABI version, and the device count or why it "
-                                              "has none.");
+                                              "the precise failure, ABI version, the device count or why it has "
+                                              "none, and what it runs: activations, losses, optimizers and "
+                                              "precisions (an ABI 1.0 or 1.1 plugin is taken to run the ABI 1.0 "
+                                              "set), what it lacks and why.");
     cmd->callback([&exit_code] { exit_code = run_plugins(); });
 }
 

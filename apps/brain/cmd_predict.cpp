@@ -1,9 +1,11 @@
-// brain predict: apply a saved model to the rows of a CSV file. Runs on the host; needs no plugin and no GPU.
+// brain predict: apply a saved model to the rows of a CSV file. Runs on the host (no plugin, no GPU) unless
+// --backend names a backend, whose predictor then computes the outputs (brain::Predictor).
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "metrics_report.hpp"
 
+#include <algorithm>
 #include <brain/brain.hpp>
 #include <algorithm>
 #include <cmath>
@@ -24,6 +26,9 @@ struct PredictOptions {
     std::string out;
     std::string compare;
     InputOptions input;
+    std::optional<std::string> backend; // none: the host's Network::predict
+    std::optional<std::uint64_t> budget_mib;
+    std::string precision = "float32";
 };
 
 std::string fmt(double v) {
@@ -38,27 +43,41 @@ std::string label_of(const Network& network, std::size_t k) {
     return k < labels.size() ? labels[k] : std::to_string(k);
 }
 
-// The network's outputs; a row whose output is not finite is an error naming its line in the file.
-Matrix predict_rows(const Network& network, const Matrix& x, const CsvTable& table) {
+// The rows [begin, end) of x.
+Matrix rows_of(const Matrix& x, std::size_t begin, std::size_t end) {
+    const auto first = x.data().begin() + static_cast<std::ptrdiff_t>(begin * x.cols());
+    return Matrix(end - begin, x.cols(),
+                  std::vector<float>(first, first + static_cast<std::ptrdiff_t>((end - begin) * x.cols())));
+}
+
+// The network's outputs, on the host or through a predictor on the backend; a row whose output is not finite is an
+// error naming its line in the file.
+Matrix predict_rows(const Network& network, const Matrix& x, const CsvTable& table, Predictor* predictor) {
+    const auto predict = [&](const Matrix& rows) {
+        return predictor ? predictor->predict(rows) : network.predict(rows);
+    };
     try {
-        return network.predict(x);
+        return predict(x);
     } catch (const Error& e) {
         if (e.code() != ErrorCode::NumericalError) throw;
-        // Which row: one at a time, on this error path only.
-        for (std::size_t r = 0; r < x.rows(); ++r) {
-            const Matrix one(1, x.cols(), std::vector<float>(x.row(r).begin(), x.row(r).end()));
+        // Which row, on this error path only: halve the rows that hold the first bad one until one is left.
+        std::size_t begin = 0, end = x.rows();
+        while (end - begin > 1) {
+            const std::size_t middle = begin + (end - begin) / 2;
             try {
-                (void)network.predict(one);
-            } catch (const Error& row) {
-                if (row.code() != ErrorCode::NumericalError) throw;
-                BRAIN_THROW(
-                    ErrorCode::NumericalError, table.origin(), ":", table.line_of(r),
-                    ": the model's output for this row is not finite (NaN or infinity): its values overflow "
-                    "the model's float32 arithmetic (values near +-3.4e38, or far outside the data the "
-                    "model was trained on); fix or remove that row. Nothing was written");
+                (void)predict(rows_of(x, begin, middle));
+                begin = middle;
+            } catch (const Error& half) {
+                if (half.code() != ErrorCode::NumericalError) throw;
+                end = middle;
             }
         }
-        throw;
+        BRAIN_THROW(ErrorCode::NumericalError, table.origin(), ":", table.line_of(begin),
+                    ": the model's output for this row is not finite (NaN or infinity): its values overflow "
+                    "the model's ",
+                    predictor ? to_string(predictor->backend().precision()) : "float32",
+                    " arithmetic (values near +-3.4e38, or far outside the data the model was trained on); fix or "
+                    "remove that row. Nothing was written");
     }
 }
 
@@ -174,7 +193,20 @@ int run_predict(const PredictOptions& o) {
         if (network.is_classifier()) (void)read_truth(network, table, {o.compare}, true);
     }
 
-    const Matrix outputs = predict_rows(network, x, table);
+    // --backend: the backend's predictor, opened once the inputs are known to be usable (nothing falls back to the
+    // host: a backend that cannot predict is an error).
+    BRAIN_CHECK_ARG(
+        o.backend || (!o.budget_mib && o.precision == "float32"),
+        "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
+        "or drop them to predict on the host");
+    std::optional<Predictor> predictor;
+    if (o.backend) {
+        const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
+        const TrainingBackend backend = TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                            .with_precision(parse_precision(o.precision));
+        predictor.emplace(network, backend, std::clamp<std::size_t>(x.rows(), 1, Predictor::default_batch_rows));
+    }
+    const Matrix outputs = predict_rows(network, x, table, predictor ? &*predictor : nullptr);
     const std::vector<std::size_t> classes =
         network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};
     if (o.out.empty()) {
@@ -205,7 +237,8 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "predict", "Apply a saved model to a CSV file. Feature columns are found by the model's feature names "
                    "(extra columns are ignored; missing ones are an error naming them). Classifiers get a "
-                   "\"label\" column plus one probability column per class. Runs on the host, no GPU needed. A "
+                   "\"label\" column plus one probability column per class. Runs on the host, no GPU needed, "
+                   "unless --backend names a backend to predict on. A "
                    "row whose prediction is not finite is an error naming its line; on any error nothing is "
                    "written.");
     cmd->add_option("--model", o->model, "a model file written by brain train (save_json)")->required();
@@ -216,6 +249,14 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--compare", o->compare,
                     "a column of true values in --csv: print accuracy (classifiers) or RMSE/MAE (regressors)");
     add_input_options(*cmd, o->input, true);
+    cmd->add_option("--backend", o->backend,
+                    "predict on this backend instead of the host: cpu, cuda:<device>, metal:<device> or "
+                    "<plugin>:<device>; the rows stream through it in batches that fit --budget");
+    cmd->add_option("--budget", o->budget_mib,
+                    "with --backend: memory budget in MiB (default 8192 for a device, none for cpu)")
+        ->check(whole_number(UINT64_MAX));
+    cmd->add_option("--precision", o->precision, "with --backend: float32, tf32 or bf16 (accelerators)")
+        ->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });
 }
 

@@ -1,8 +1,11 @@
-// brain-conformance <path/to/libbrain_x.so | backend name> [--device N] [--budget MiB]: runs the conformance kit
-// and prints a PASS/FAIL table. Exit status: 0 when the plugin conforms, 1 when a check failed, 2 on bad usage.
+// brain-conformance <path/to/libbrain_x.so | backend name> [--device N] [--budget MiB] [--timeout S]
+// [--in-process]: runs the conformance kit and prints a PASS/FAIL table, each row as soon as its check finishes
+// (each check runs in a process of its own, so a crash fails that check, naming the signal). Exit status: 0 when
+// the plugin conforms, 1 when a check failed, 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <brain/conformance.hpp>
 #include <brain/error.hpp>
+#include <brain/plugins.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -40,21 +43,38 @@ int main(int argc, char** argv) {
     app.add_option("--budget", options.budget_mib, "memory budget in MiB for sessions and the doctor probe")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    app.add_option("--timeout", options.check_timeout_s, "seconds one check may run before it is killed and failed")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    bool in_process = false;
+    app.add_flag(
+        "--in-process", in_process,
+        "run every check in this process, one after the other (for a debugger); a crash then ends the run");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;
     }
 
+    options.isolate = !in_process;
+    // Each row as soon as it is known: a run that dies still shows how far it got.
+    options.on_check = [](const brain::ConformanceCheck& check) {
+        std::cout << brain::format_conformance_row(check) << std::flush;
+    };
     try {
         brain::ConformanceReport report;
-        if (names_a_file(target)) {
+        const bool file = names_a_file(target);
+        std::cout << "brain conformance kit: plugin \"" << (file ? brain::plugin_name_from_file(target) : target)
+                  << "\"";
+        if (file) std::cout << " (" << target << ")";
+        std::cout << "\n" << std::flush;
+        if (file) {
             put_first_on_search_path(target);
             report = brain::run_conformance_file(target, options);
         } else {
             report = brain::run_conformance(target, options);
         }
-        std::cout << brain::format_conformance_table(report);
+        std::cout << brain::format_conformance_summary(report);
         return report.passed() ? 0 : 1;
     } catch (const brain::Error& e) {
         std::cerr << "brain-conformance: " << brain::to_string(e.code()) << ": " << e.what() << "\n";

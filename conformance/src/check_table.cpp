@@ -1,23 +1,15 @@
 // The kit's assertions and its PASS/FAIL table.
 #include "check_table.hpp"
 
+#include "kit_fixtures.hpp"
+
 #include <algorithm>
 #include <brain/dense_math.hpp>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
 namespace brain::conformance {
-
-namespace {
-
-// Every check, in table order; ones that cannot run are still listed, as failures with the reason.
-constexpr const char* k_checks[] = {
-    "load",      "resolve",          "devices",         "doctor",          "parity",
-    "stats",     "peak in estimate", "checkpoint",      "schedule",        "closed session",  "budget refusal",
-    "device 99", "invalid argument", "use after error", "numerical error", "precision",
-};
-
-} // namespace
 
 void fail_check(std::string detail) {
     throw CheckFailed{std::move(detail)};
@@ -50,6 +42,26 @@ std::string sci(double value) {
 
 double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() ? math::relative_error(a.data(), b.data(), a.size()) : INFINITY;
+}
+
+bool names(const std::string& text, const std::string& name) {
+    std::string wanted;
+    for (char c : name)
+        if (std::isalnum(static_cast<unsigned char>(c))) wanted += static_cast<char>(std::tolower(c));
+    // The words of the text, lower-case; a run of up to three consecutive words joined may spell the name.
+    std::vector<std::string> words(1);
+    for (char c : text) {
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            words.back() += static_cast<char>(std::tolower(c));
+        else if (!words.back().empty())
+            words.emplace_back();
+    }
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        std::string joined;
+        for (std::size_t j = i; j < words.size() && j < i + 3; ++j)
+            if ((joined += words[j]) == wanted) return true;
+    }
+    return false;
 }
 
 std::string expect_error(ErrorCode code, const std::function<void()>& fn,
@@ -97,16 +109,45 @@ std::string require_raw_error(const RawOutcome& outcome, ErrorCode code, const s
     return outcome.message;
 }
 
+CheckOutcome run_here(const Check& check, KitContext& context) {
+    CheckOutcome out;
+    try {
+        out.detail = check(context);
+        out.passed = true;
+    } catch (const CheckFailed& f) {
+        out.detail = f.detail;
+    } catch (const Error& e) {
+        out.detail = error_text(e);
+    } catch (const std::exception& e) {
+        out.detail = std::string("unexpected exception: ") + e.what();
+    } catch (...) {
+        out.detail = "unexpected exception of a type that is not std::exception (no exception may leave a plugin)";
+    }
+    out.facts = context.take_facts();
+    return out;
+}
+
+CheckTable::CheckTable(ConformanceReport& report, KitContext& context) : m_report(report), m_context(context) {}
+
+CheckOutcome CheckTable::run(const char* name, const Check& check) {
+    const ConformanceOptions& options = m_context.options();
+    CheckOutcome outcome =
+        options.isolate ? run_isolated(check, m_context, options.check_timeout_s) : run_here(check, m_context);
+    add(name, outcome.passed, outcome.detail);
+    return outcome;
+}
+
 void CheckTable::skip_rest(const std::string& reason) {
-    for (const char* name : k_checks) {
+    for (const std::string& name : conformance_check_names()) {
         const bool present = std::any_of(m_report.checks.begin(), m_report.checks.end(),
-                                         [name](const ConformanceCheck& c) { return c.name == name; });
+                                         [&name](const ConformanceCheck& c) { return c.name == name; });
         if (!present) add(name, false, "not run: " + reason);
     }
 }
 
-void CheckTable::add(const char* name, bool passed, std::string detail) {
+void CheckTable::add(const std::string& name, bool passed, std::string detail) {
     m_report.checks.push_back(ConformanceCheck{name, passed, std::move(detail)});
+    if (m_context.options().on_check) m_context.options().on_check(m_report.checks.back());
 }
 
 } // namespace brain::conformance

@@ -1,18 +1,21 @@
-// The conformance kit's vocabulary: a table that runs named checks and records PASS/FAIL rows, the assertions a
-// check makes, and raw outcomes of calls made straight into a plugin's function table.
+// The conformance kit's vocabulary: a table that runs named checks (each in a process of its own) and records
+// PASS/FAIL rows, the assertions a check makes, and raw outcomes of calls made straight into a plugin's table.
 #pragma once
 
 #include <brain/conformance.hpp>
 #include <brain/error.hpp>
 #include <brain/plugin_abi.h>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace brain::conformance {
+
+class KitContext;
+using Fact = std::pair<std::string, std::string>;
 
 // A check that did not hold; detail says what was expected, what was found and what to do.
 struct CheckFailed {
@@ -33,6 +36,9 @@ bool is_abi_code(std::int32_t code);
 std::string sci(double value);
 // Norm-wise relative error of two float vectors; infinity when their sizes differ.
 double relative_error(const std::vector<float>& a, const std::vector<float>& b);
+// True when `text` names `name` as a word or a run of words, ignoring case, '_', '-' and blanks: "leaky_relu"
+// is named by "LeakyReLU" and "leaky relu", "adam" is not named by "AdamW".
+bool names(const std::string& text, const std::string& name);
 
 // Runs fn, which must throw brain::Error(code) with a message holding every fragment; returns the message.
 std::string expect_error(ErrorCode code, const std::function<void()>& fn,
@@ -52,34 +58,37 @@ std::string describe(const RawOutcome& outcome);
 // The outcome must be the given error, with a known code and a message the user can act on; returns the message.
 std::string require_raw_error(const RawOutcome& outcome, ErrorCode code, const std::string& what);
 
+// What one check found: its row, and the findings it passes back to the report.
+struct CheckOutcome {
+    bool passed = false;
+    std::string detail;
+    std::vector<Fact> facts;
+};
+
+// A check: returns the success detail, or throws CheckFailed / brain::Error.
+using Check = std::function<std::string(KitContext&)>;
+
+// Runs a check in this process, turning what it throws into a failed outcome.
+CheckOutcome run_here(const Check& check, KitContext& context);
+// Runs a check in a child process (fork) and reads its outcome back through a pipe; a crash, an exit without an
+// outcome or a run past `timeout_s` fails it, naming the signal, the status or the time.
+CheckOutcome run_isolated(const Check& check, KitContext& context, unsigned timeout_s);
+
 // The rows of one report, in the kit's fixed order.
 class CheckTable {
 public:
-    explicit CheckTable(ConformanceReport& report) : m_report(report) {}
+    CheckTable(ConformanceReport& report, KitContext& context);
 
-    // Runs one check: fn returns the success detail, or throws CheckFailed / brain::Error. True when it held.
-    template <class Fn>
-    bool run(const char* name, Fn&& fn) {
-        try {
-            add(name, true, fn());
-            return true;
-        } catch (const CheckFailed& f) {
-            add(name, false, f.detail);
-        } catch (const Error& e) {
-            add(name, false, error_text(e));
-        } catch (const std::exception& e) {
-            add(name, false, std::string("unexpected exception: ") + e.what());
-        }
-        return false;
-    }
-
+    // Runs one check (isolated unless the options say otherwise) and records its row.
+    CheckOutcome run(const char* name, const Check& check);
     // Lists every check not yet in the table as failed: not run, for `reason`.
     void skip_rest(const std::string& reason);
 
 private:
-    void add(const char* name, bool passed, std::string detail);
+    void add(const std::string& name, bool passed, std::string detail);
 
     ConformanceReport& m_report;
+    KitContext& m_context;
 };
 
 } // namespace brain::conformance

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <brain/accelerator.hpp>
 #include <brain/error.hpp>
+#include <brain/session_budget.hpp>
 
 namespace brain {
 
@@ -21,7 +22,6 @@ std::optional<AcceleratorReport> accelerator_doctor(const TrainingBackend& backe
 
 namespace {
 
-constexpr std::uint64_t k_fixed_slack_bytes = 64 * 1024;
 constexpr std::uint64_t k_max_width = 0xFFFFFFFFull; // the plugin ABI's uint32
 
 // Saturating arithmetic that remembers whether it saturated.
@@ -41,10 +41,9 @@ struct Sizes {
     }
 };
 
-// Parameters (4 copies each) and the per-row floats of a batch, from the shape.
+// The parameter count of a shape, after checking that its layers chain and fit the ABI's widths.
 struct ShapeSizes {
     std::uint64_t parameters = 0;
-    std::uint64_t floats_per_row = 0;
     bool saturated = false;
 };
 
@@ -60,10 +59,63 @@ ShapeSizes shape_sizes(const std::vector<LayerSpec>& layers) {
         BRAIN_CHECK_ARG(i == 0 || l.inputs == layers[i - 1].outputs, "layer ", i, " takes ", l.inputs,
                         " inputs but layer ", i - 1, " has ", layers[i - 1].outputs, " outputs; layers must chain");
         out.parameters = s.add(out.parameters, s.add(s.mul(l.outputs, l.inputs), l.outputs));
-        out.floats_per_row = s.add(out.floats_per_row, s.mul(3, l.outputs)); // z, a, delta
     }
-    out.floats_per_row = s.add(out.floats_per_row, s.add(layers.front().inputs, layers.back().outputs));
     out.saturated = s.saturated;
+    return out;
+}
+
+// The SDK's plan of a session of this shape with as much as its estimate reads (the widths and the parameter
+// count): the estimate is the SDK's (brain/session_budget.hpp), so the core and every plugin that uses the helper
+// agree byte for byte.
+sdk::SessionPlan estimate_plan(const std::vector<LayerSpec>& layers, const ShapeSizes& shape) {
+    sdk::SessionPlan plan;
+    for (const auto& layer : layers) {
+        sdk::LayerPlan l;
+        l.inputs = layer.inputs;
+        l.outputs = layer.outputs;
+        l.activation = static_cast<int32_t>(layer.activation);
+        plan.layers.push_back(l);
+    }
+    plan.input_width = layers.front().inputs;
+    plan.target_width = layers.back().outputs;
+    plan.parameter_count = shape.parameters;
+    return plan;
+}
+
+// Mixed precision (docs/cuda-plugin.md): each layer's weights and biases start on a 128-value boundary, so that
+// every operand of a bf16 product is aligned for the tensor cores.
+constexpr std::uint64_t k_bf16_segment = 128;
+
+// The bf16 estimate's two parts: bytes that do not grow with the batch (float32 parameters, gradients and two
+// optimizer moments and the bf16 copy, in the padded layout, plus the slack), and bytes per batch row (bf16 inputs,
+// float32 targets, each hidden layer's bf16 pre-activations and activations, the output layer's float32 z, a and
+// delta, two bf16 delta buffers as wide as the widest layer).
+struct Bf16Sizes {
+    std::uint64_t parameters = 0; // the padded layout's values
+    std::uint64_t fixed = 0;
+    std::uint64_t per_row = 0;
+    bool saturated = false;
+};
+
+Bf16Sizes bf16_sizes(const std::vector<LayerSpec>& layers) {
+    const ShapeSizes shape = shape_sizes(layers); // validates the shape
+    Sizes s;
+    const auto padded = [&](std::uint64_t n) {
+        return s.mul(s.add(n, k_bf16_segment - 1) / k_bf16_segment, k_bf16_segment);
+    };
+    Bf16Sizes out;
+    std::uint64_t widest = 0;
+    out.per_row = s.add(s.mul(2, layers.front().inputs), s.mul(4, layers.back().outputs));
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        const LayerSpec& layer = layers[l];
+        out.parameters =
+            s.add(out.parameters, s.add(padded(s.mul(layer.outputs, layer.inputs)), padded(layer.outputs)));
+        widest = std::max<std::uint64_t>(widest, layer.outputs);
+        out.per_row = s.add(out.per_row, s.mul(l + 1 < layers.size() ? 4 : 12, layer.outputs));
+    }
+    out.per_row = s.add(out.per_row, s.mul(4, widest));
+    out.fixed = s.add(s.mul(4 * sizeof(float) + 2, out.parameters), sdk::estimate_slack_bytes);
+    out.saturated = shape.saturated || s.saturated;
     return out;
 }
 
@@ -77,24 +129,17 @@ std::uint64_t MemoryEstimate::mib() const noexcept {
 MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size) {
     BRAIN_CHECK_ARG(batch_size > 0, "batch_size is 0; expected at least 1");
     const ShapeSizes shape = shape_sizes(layers);
-    Sizes s;
-    s.saturated = shape.saturated;
     MemoryEstimate e;
     e.parameter_count = shape.parameters;
-    const std::uint64_t floats = s.add(s.mul(4, shape.parameters), s.mul(batch_size, shape.floats_per_row));
-    e.bytes = s.add(s.mul(sizeof(float), floats), k_fixed_slack_bytes);
-    e.saturated = s.saturated;
-    if (e.saturated) e.bytes = UINT64_MAX;
+    e.bytes = shape.saturated ? UINT64_MAX : sdk::estimate_tensor_bytes(estimate_plan(layers, shape), batch_size);
+    e.saturated = shape.saturated || e.bytes == UINT64_MAX;
     return e;
 }
 
 std::uint64_t largest_batch_within(const std::vector<LayerSpec>& layers, std::uint64_t budget_bytes) {
     const ShapeSizes shape = shape_sizes(layers);
-    Sizes s;
-    const std::uint64_t fixed = s.add(s.mul(sizeof(float) * 4, shape.parameters), k_fixed_slack_bytes);
-    const std::uint64_t per_row = s.mul(sizeof(float), shape.floats_per_row);
-    if (shape.saturated || s.saturated || budget_bytes < fixed) return 0;
-    return (budget_bytes - fixed) / per_row;
+    if (shape.saturated) return 0;
+    return sdk::estimate_largest_batch(estimate_plan(layers, shape), budget_bytes);
 }
 
 std::uint64_t training_host_memory_bytes(const std::vector<LayerSpec>& layers, const Optimizer& optimizer,
@@ -129,12 +174,46 @@ std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t b
     return estimate_tensor_memory(network.layers(), batch_size).bytes;
 }
 
+MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size,
+                                      Precision precision) {
+    if (precision != Precision::Bf16) return estimate_tensor_memory(layers, batch_size);
+    BRAIN_CHECK_ARG(batch_size > 0, "batch_size is 0; expected at least 1");
+    const Bf16Sizes sizes = bf16_sizes(layers);
+    Sizes s;
+    MemoryEstimate e;
+    e.parameter_count = shape_sizes(layers).parameters;
+    e.bytes = s.add(sizes.fixed, s.mul(batch_size, sizes.per_row));
+    e.saturated = sizes.saturated || s.saturated;
+    if (e.saturated) e.bytes = UINT64_MAX;
+    return e;
+}
+
+std::uint64_t largest_batch_within(const std::vector<LayerSpec>& layers, std::uint64_t budget_bytes,
+                                   Precision precision) {
+    if (precision != Precision::Bf16) return largest_batch_within(layers, budget_bytes);
+    const Bf16Sizes sizes = bf16_sizes(layers);
+    if (sizes.saturated || budget_bytes < sizes.fixed) return 0;
+    return (budget_bytes - sizes.fixed) / sizes.per_row;
+}
+
+std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t batch_size, Precision precision) {
+    return estimate_tensor_memory(network.layers(), batch_size, precision).bytes;
+}
+
+std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size, Precision precision) {
+    return estimate_tensor_memory(network.layers(), batch_size, precision).mib();
+}
+
 std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size) {
     return estimate_tensor_memory(network.layers(), batch_size).mib();
 }
 
 std::size_t largest_batch_within(const Network& network, std::uint64_t budget_bytes) {
     return static_cast<std::size_t>(largest_batch_within(network.layers(), budget_bytes));
+}
+
+std::size_t largest_batch_within(const Network& network, std::uint64_t budget_bytes, Precision precision) {
+    return static_cast<std::size_t>(largest_batch_within(network.layers(), budget_bytes, precision));
 }
 
 } // namespace brain

@@ -1,5 +1,6 @@
 #include "plugin_registry.hpp"
 
+#include "capability_checks.hpp"
 #include "elf_check.hpp"
 #include "plugin_validation.hpp"
 
@@ -300,6 +301,12 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
         throw_plugin_error(api, name, api.initialize(&k_host_api));
     } catch (const Error& e) {
         fail(record, PluginStage::Initialize, e.code(), where + " failed to initialise: " + e.what());
+    }
+    try {
+        record.capabilities = read_capabilities(api, name);
+    } catch (const Error& e) {
+        fail(record, PluginStage::Initialize, e.code(),
+             where + " failed to initialise: its capabilities entry failed: " + e.what());
     }
     record.stage = PluginStage::Ready;
     record.ok = true;

@@ -79,6 +79,14 @@ brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std:
             fail(record, ErrorCode::PluginAbiMismatch,
                  stage + "required function " + required.name + " is missing (null) in its table");
     }
+    // The predictor's three entries (ABI 1.2) only work together: a table with some of them is malformed.
+    const bool open = api.predictor_open != nullptr, run = api.predictor_run != nullptr,
+               close = api.predictor_close != nullptr;
+    if ((open || run || close) && !(open && run && close))
+        fail(record, ErrorCode::PluginAbiMismatch,
+             stage + "its table has only some of the predictor entries (predictor_open " + (open ? "set" : "null") +
+                 ", predictor_run " + (run ? "set" : "null") + ", predictor_close " + (close ? "set" : "null") +
+                 "); a plugin provides all three or none");
     const std::size_t name_end = offsetof(brain_plugin_api, name) + sizeof(const char*);
     const std::string declared = (table->struct_size >= name_end && api.name) ? bounded(api.name, 64) : "";
     if (declared != requested_name)
@@ -110,6 +118,9 @@ AcceleratorReport report_from_plugin(const brain_device_report& raw, const std::
     report.kernel_available = raw.kernel_available != 0;
     report.allocation_test = raw.allocation_test != 0;
     report.notes = bounded(raw.notes, sizeof(raw.notes));
+    report.gemm_check = bounded(raw.gemm_check, sizeof(raw.gemm_check));
+    report.kernel_check = bounded(raw.kernel_check, sizeof(raw.kernel_check));
+    report.allocation_check = bounded(raw.allocation_check, sizeof(raw.allocation_check));
     return report;
 }
 
@@ -132,6 +143,10 @@ AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::st
     s.dataset_bytes = raw.dataset_bytes;
     s.workspace_bytes = raw.workspace_bytes;
     s.budget_bytes = raw.budget_bytes;
+    // Printable ASCII only: the text reaches JSON and terminals, and a plugin's bytes are not trusted to be UTF-8.
+    s.arithmetic = bounded(raw.arithmetic, sizeof(raw.arithmetic));
+    for (char& c : s.arithmetic)
+        if (c < 0x20 || c > 0x7e) c = '?';
     return s;
 }
 

@@ -20,6 +20,11 @@ std::string grouped(std::uint64_t value) {
     return out;
 }
 
+// "  (what the check ran)" after a doctor line, or nothing when the plugin does not say.
+std::string what(const std::string& check) {
+    return check.empty() ? std::string() : "  (" + check + ")";
+}
+
 // Durations the way Rust's Debug prints them: 412ms, 3.1s, 8ms, 250us.
 std::string human(std::chrono::nanoseconds d) {
     const double ns = static_cast<double>(d.count());
@@ -45,6 +50,7 @@ std::ostream& operator<<(std::ostream& out, const AcceleratorStats& s) {
         << "    device_to_host_bytes: " << grouped(s.device_to_host_bytes) << ",\n"
         << "    dataset_resident: " << (s.dataset_resident ? "true" : "false") << ",\n"
         << "    precision: " << to_string(s.precision) << ",\n"
+        << "    arithmetic: " << (s.arithmetic.empty() ? "(not reported)" : s.arithmetic) << ",\n"
         << "    dataset_bytes: " << grouped(s.dataset_bytes) << ",\n"
         << "    workspace_bytes: " << grouped(s.workspace_bytes) << ",\n"
         << "    budget_bytes: " << grouped(s.budget_bytes) << ",\n"
@@ -65,6 +71,7 @@ std::string to_json(const AcceleratorStats& s) {
         {"device_to_host_bytes", s.device_to_host_bytes},
         {"dataset_resident", s.dataset_resident},
         {"precision", std::string(to_string(s.precision))},
+        {"arithmetic", s.arithmetic},
         {"dataset_bytes", s.dataset_bytes},
         {"workspace_bytes", s.workspace_bytes},
         {"budget_bytes", s.budget_bytes},
@@ -77,9 +84,9 @@ std::ostream& operator<<(std::ostream& out, const AcceleratorReport& r) {
     if (r.free_memory_mib) out << "Some(" << *r.free_memory_mib << ")";
     else out << "None";
     out << " MiB free\n"
-        << "cuBLAS:  " << (r.gemm_available ? "true" : "false") << "\n"
-        << "kernels: " << (r.kernel_available ? "true" : "false") << "\n"
-        << "alloc:   " << (r.allocation_test ? "true" : "false");
+        << "gemm:    " << (r.gemm_available ? "true" : "false") << what(r.gemm_check) << "\n"
+        << "kernels: " << (r.kernel_available ? "true" : "false") << what(r.kernel_check) << "\n"
+        << "alloc:   " << (r.allocation_test ? "true" : "false") << what(r.allocation_check);
     if (!r.notes.empty()) out << "\nnotes:   " << r.notes;
     return out;
 }

@@ -1,3 +1,4 @@
+#include "capability_checks.hpp"
 #include "host_memory.hpp"
 #include "plugin_registry.hpp"
 #include "plugin_validation.hpp"
@@ -96,6 +97,10 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
         "lower the batch size, use a smaller network or data set, or free memory");
     SessionDescriptor desc(network, data, config, backend);
     m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
+    const PluginRecord& record = m_impl->plugin->record();
+    // Before the plugin sees the session: a feature it does not run is named here, whatever the plugin would say.
+    detail::require_capabilities(record.capabilities, backend.plugin_name(), record.abi_minor, network,
+                                 backend.precision());
     m_impl->parameter_count = network.parameter_count();
     m_impl->state_count = network.optimizer_state().size();
     m_impl->first_epoch = network.epochs_trained();

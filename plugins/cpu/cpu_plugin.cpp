@@ -2,9 +2,11 @@
 // checks. Training lives in cpu_session.cpp.
 #include "blas_library.hpp"
 #include "cpu_kernels.hpp"
+#include "cpu_predictor.hpp"
 #include "cpu_session.hpp"
 #include "worker_pool.hpp"
 
+#include <brain/backend_capabilities.hpp>
 #include <brain/host_probe.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
@@ -83,6 +85,7 @@ struct CpuBackend {
     static constexpr const char* name = "cpu";
     static constexpr const char* version = BRAIN_CPU_PLUGIN_VERSION;
     using Session = CpuSession;
+    using Predictor = CpuPredictor;
 
     static std::string description() {
         try {
@@ -109,15 +112,11 @@ struct CpuBackend {
                         std::to_string(configured_thread_count()) + " thread(s)");
     }
 
-    // Every activation, loss and optimizer of ABI 1.0, float32 products, and per-step learning rates.
+    // Every activation, loss and optimizer; float32 products only.
     static brain_capabilities capabilities() {
-        brain_capabilities caps{};
-        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
-        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
-        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
-        caps.precisions = 1u << BRAIN_PRECISION_FLOAT32;
-        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
-        caps.max_devices = 1;
+        brain_capabilities caps = sdk::abi_1_0_capabilities();
+        sdk::copy_string(caps.notes, "matrix products in float32 only: TF32 and BF16 are tensor-core modes of the "
+                                     "cuda backend");
         return caps;
     }
 
@@ -138,6 +137,9 @@ struct CpuBackend {
         report.allocation_test =
             sdk::host_allocation_test(memory_budget_bytes, report.free_memory_mib, notes) ? 1 : 0;
         sdk::copy_string(report.notes, sdk::trimmed(notes));
+        sdk::copy_string(report.gemm_check, "OpenBLAS sgemm, a 2x3 by 3x2 product");
+        sdk::copy_string(report.kernel_check, "bias + ReLU, sigmoid and Adam kernels");
+        sdk::copy_string(report.allocation_check, sdk::host_allocation_label(memory_budget_bytes));
         return report;
     }
 };

@@ -43,14 +43,21 @@ std::uint64_t SessionPlan::tensor_bytes_for(std::size_t rows_per_batch) const no
     return total;
 }
 
+void require_float32(int32_t precision, const char* job) {
+    // Unknown values are the SDK's plan's INVALID_ARGUMENT; the two real modes this backend lacks are UNSUPPORTED.
+    const char* mode = precision == BRAIN_PRECISION_TF32   ? "tf32 (TF32 tensor-core products)"
+                       : precision == BRAIN_PRECISION_BF16 ? "bf16 (bf16 mixed precision)"
+                                                           : nullptr;
+    if (mode)
+        fail(BRAIN_ERR_UNSUPPORTED, "the CPU backend computes in float32 only and does not run precision ", mode,
+             " for ", job,
+             ": use Precision::Float32 (--precision float32) with the CPU backend, or a GPU backend "
+             "for tf32 and bf16");
+}
+
 SessionPlan make_session_plan(const brain_session_desc& desc) {
     if (desc.device != 0) fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the CPU backend has one device, 0; got ", desc.device);
-    if (desc.precision != BRAIN_PRECISION_FLOAT32)
-        fail(BRAIN_ERR_UNSUPPORTED, "the CPU backend computes in float32 only; got precision ", desc.precision,
-             (desc.precision == BRAIN_PRECISION_TF32   ? " (TF32)"
-              : desc.precision == BRAIN_PRECISION_BF16 ? " (BF16)"
-                                                       : ""),
-             ": use Precision::Float32 with the CPU backend");
+    require_float32(desc.precision, "training");
     SessionPlan plan{sdk::plan_session(desc)};
     // CBLAS takes int dimensions.
     constexpr std::size_t int_max = static_cast<std::size_t>(std::numeric_limits<int>::max());
@@ -355,6 +362,7 @@ brain_session_stats CpuSession::stats() const noexcept {
     sdk::SessionFacts facts;
     facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
     facts.budget_bytes = m_plan.budget_bytes;
+    facts.arithmetic = "float32 (OpenBLAS)";
     return m_counters.stats(facts);
 }
 

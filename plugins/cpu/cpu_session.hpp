@@ -27,8 +27,12 @@ struct SessionPlan : sdk::SessionPlan {
     std::uint64_t tensor_bytes_for(std::size_t batch_rows) const noexcept;
 };
 
+// UNSUPPORTED naming the CPU backend, the precision and the job ("training", "prediction") unless `precision` is
+// float32 or a value no precision has (which the SDK's plans refuse as INVALID_ARGUMENT).
+void require_float32(int32_t precision, const char* job);
+
 // Validate a session descriptor (widths, counts, activation/loss pairs, hyper-parameters); throws
-// sdk::Failure(INVALID_ARGUMENT, ...) naming the value at fault, or UNSUPPORTED for a precision other than FP32.
+// sdk::Failure(INVALID_ARGUMENT, ...) naming the value at fault, or UNSUPPORTED for TF32 and BF16.
 SessionPlan make_session_plan(const brain_session_desc& desc);
 
 // A CPU training session (an sdk::BackendSession). Not thread-safe (the ABI serialises calls on one session).

@@ -47,12 +47,17 @@ void CudaSession::checkpoint(float* parameters, std::uint64_t parameter_count, f
     cudaStream_t stream = m_stream.get();
     auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
     std::uint64_t step = 0;
-    check_cuda(cudaMemcpyAsync(parameters, m_params.get(), 4ull * parameter_count, cudaMemcpyDeviceToHost, stream),
-               "copying the parameters back");
-    if (optimizer_state_count)
-        check_cuda(cudaMemcpyAsync(optimizer_state, m_state.get(), 4ull * optimizer_state_count,
-                                   cudaMemcpyDeviceToHost, stream),
-                   "copying the optimizer state back");
+    if (m_plan.mixed()) {
+        copy_mixed_checkpoint(parameters, optimizer_state);
+    } else {
+        check_cuda(
+            cudaMemcpyAsync(parameters, m_params.get(), 4ull * parameter_count, cudaMemcpyDeviceToHost, stream),
+            "copying the parameters back");
+        if (optimizer_state_count)
+            check_cuda(cudaMemcpyAsync(optimizer_state, m_state.get(), 4ull * optimizer_state_count,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "copying the optimizer state back");
+    }
     check_cuda(cudaMemcpyAsync(&step, &scalars->step, sizeof step, cudaMemcpyDeviceToHost, stream),
                "copying the step count back");
     check_cuda(cudaStreamSynchronize(stream), "the checkpoint copy");
@@ -68,7 +73,20 @@ brain_session_stats CudaSession::stats() const noexcept {
     facts.dataset_bytes = m_allocator.peak(MemoryKind::Dataset);
     facts.workspace_bytes = m_allocator.peak(MemoryKind::Workspace);
     facts.budget_bytes = m_plan.budget_bytes;
+    facts.arithmetic = arithmetic();
     return m_counters.stats(facts);
+}
+
+std::string CudaSession::arithmetic() const {
+    if (m_fused) return m_narrow ? "float32 (narrow epoch kernel)" : "float32 (fused epoch kernel)";
+    switch (m_plan.precision) {
+    case BRAIN_PRECISION_TF32:
+        return "tf32 products, float32 storage (cuBLAS)";
+    case BRAIN_PRECISION_BF16:
+        return "bf16 mixed, float32 master weights (cuBLASLt)";
+    default:
+        return "float32 (cuBLAS)";
+    }
 }
 
 } // namespace brain::cuda

@@ -153,6 +153,9 @@ brain_device_report probe_device(int device, std::uint64_t memory_budget_bytes) 
     } catch (const sdk::Failure& failure) {
         note(std::string("cuBLAS check failed: ") + failure.what() + ".");
     }
+    sdk::copy_string(report.gemm_check, "cuBLAS SGEMM, a 2x3 by 3x2 product");
+    sdk::copy_string(report.kernel_check, "NVRTC-compiled shuffle kernel against the host");
+    sdk::copy_string(report.allocation_check, "the whole budget on the device, written");
     try {
         (void)check_kernel();
         report.kernel_available = 1;

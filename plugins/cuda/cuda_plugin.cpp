@@ -2,6 +2,7 @@
 #include "cuda_device.hpp"
 #include "cuda_errors.hpp"
 #include "cuda_plugin_log.hpp"
+#include "cuda_predictor.hpp"
 #include "cuda_session.hpp"
 #include "kernel_compiler.hpp"
 
@@ -18,6 +19,7 @@ struct CudaBackend {
     static constexpr const char* description =
         "NVIDIA GPUs through the CUDA runtime (static), cuBLAS and NVRTC, built against CUDA " BRAIN_CUDA_TOOLKIT_VERSION;
     using Session = CudaSession;
+    using Predictor = CudaPredictor;
 
     // Having no driver or device is not an error here: device_count says why there are none.
     static void initialize(const brain_host_api&) {
@@ -28,23 +30,20 @@ struct CudaBackend {
         log_message(1, "cuda plugin: runtime " + std::to_string(runtime_version) + ", NVRTC " +
                            std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor));
     }
-    // Every activation, loss and optimizer of ABI 1.0 in every precision, and per-step learning rates on both epoch
-    // paths.
-    static brain_capabilities capabilities() {
-        brain_capabilities caps{};
-        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
-        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
-        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
-        caps.precisions = (1u << (BRAIN_PRECISION_BF16 + 1)) - 1u;
-        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
-        caps.max_devices = 1;
-        return caps;
-    }
+    static brain_capabilities capabilities() { return backend_capabilities(); }
     static std::int32_t device_count() { return cuda::device_count(); }
     static brain_device_report probe(std::int32_t device, std::uint64_t budget) { return probe_device(device, budget); }
 };
 
 } // namespace
+
+brain_capabilities backend_capabilities() noexcept {
+    // Every activation, loss and optimizer of ABI 1.0; float32, TF32 products and bf16 mixed precision.
+    brain_capabilities caps = sdk::abi_1_0_capabilities();
+    caps.precisions = sdk::capability_bit(BRAIN_PRECISION_FLOAT32) | sdk::capability_bit(BRAIN_PRECISION_TF32) |
+                      sdk::capability_bit(BRAIN_PRECISION_BF16);
+    return caps;
+}
 
 void log_message(int level, const std::string& message) noexcept {
     sdk::log(level, message);

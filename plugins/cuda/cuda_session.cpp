@@ -34,19 +34,21 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     const auto kernels = Clock::now();
     m_stream = create_stream();
     m_fused = layout.resident && choose_fused_epoch();
-    // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up.
+    // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up. The
+    // mixed-precision path's products are cuBLASLt's.
     if (m_fused)
         cublas_workspace = 0;
+    else if (m_plan.mixed())
+        m_lt = create_cublas_lt();
     else
         m_cublas = create_cublas();
+    m_workspace_bytes = cublas_workspace;
     const auto cublas = Clock::now();
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:
         m_compute = CUBLAS_COMPUTE_32F_FAST_TF32;
         break;
-    case BRAIN_PRECISION_BF16:
-        m_compute = CUBLAS_COMPUTE_32F_FAST_16BF;
-        break;
+    case BRAIN_PRECISION_BF16: // bf16 operands, float32 accumulation (mixed_epoch.cpp)
     default:
         m_compute = CUBLAS_COMPUTE_32F;
         break;
@@ -56,10 +58,14 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_first_epoch = desc.first_epoch;
     m_resident = layout.resident;
 
-    allocate_tensors(cublas_workspace);
+    if (m_plan.mixed())
+        allocate_mixed_tensors(cublas_workspace);
+    else
+        allocate_tensors(cublas_workspace);
     upload_data_set(desc);
     upload_state(desc);
     if (m_fused) prepare_fused_epoch(layout.spare);
+    if (m_plan.mixed()) plan_mixed_products();
     const auto end = Clock::now();
     m_counters.add_time(Phase::Setup, end - start);
     m_counters.observe_peak(m_allocator.peak(MemoryKind::Tensor)); // every tensor is allocated at open
@@ -71,7 +77,8 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     log_message(
         1, "cuda session on device " + std::to_string(m_device) + " (" + m_kernels->architecture + "): tensors " +
                mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " + (m_resident ? "resident" : "staged") +
-               ", cuBLAS workspace " + mib(cublas_workspace) + ", epoch: " +
+               ", cuBLAS workspace " + mib(cublas_workspace) + ", arithmetic: " + arithmetic() +
+               (m_mixed_fusion.empty() ? std::string() : " (" + m_mixed_fusion + ")") + ", epoch: " +
                (m_fused ? std::string(m_narrow ? "narrow" : "fused") + " kernel (" + std::to_string(m_fused_grid) +
                               " blocks)"
                         : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
@@ -126,13 +133,17 @@ void CudaSession::upload_state(const brain_session_desc& desc) {
     const DevicePlan& plan = m_plan;
     cudaStream_t stream = m_stream.get();
     m_result = PinnedBuffer(sizeof(float));
-    check_cuda(cudaMemcpyAsync(m_params.get(), desc.parameters, 4ull * plan.parameter_count, cudaMemcpyHostToDevice,
-                               stream),
-               "uploading the parameters");
-    if (plan.state_count)
-        check_cuda(cudaMemcpyAsync(m_state.get(), desc.optimizer_state, 4ull * plan.state_count,
+    if (plan.mixed()) {
+        upload_mixed_state(desc);
+    } else {
+        check_cuda(cudaMemcpyAsync(m_params.get(), desc.parameters, 4ull * plan.parameter_count,
                                    cudaMemcpyHostToDevice, stream),
-                   "uploading the optimizer state");
+                   "uploading the parameters");
+        if (plan.state_count)
+            check_cuda(cudaMemcpyAsync(m_state.get(), desc.optimizer_state, 4ull * plan.state_count,
+                                       cudaMemcpyHostToDevice, stream),
+                       "uploading the optimizer state");
+    }
     brain_cuda_scalars scalars{};
     scalars.epoch = desc.first_epoch;
     scalars.step = desc.optimizer_step;

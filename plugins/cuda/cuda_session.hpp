@@ -2,8 +2,9 @@
 // before anything is allocated (device_plan.hpp); the parameters, gradients, optimizer state and (when it fits) the
 // data set stay on the device; an epoch's only transfer back is its mean loss. Its jobs live in one file each:
 // set-up and the epoch's dispatch (cuda_session.cpp), the data set on the device or staged (session_data.cpp), the
-// fused epoch kernel (fused_epoch.cpp), the cuBLAS path captured as a CUDA graph (graph_epoch.cpp), and checkpoint,
-// stats and divergence (checkpoint_and_stats.cpp).
+// fused epoch kernel (fused_epoch.cpp), the cuBLAS path captured as a CUDA graph (graph_epoch.cpp), its mixed-
+// precision form for precision bf16 (mixed_epoch.cpp), and checkpoint, stats and divergence
+// (checkpoint_and_stats.cpp).
 #pragma once
 
 #include "cuda_handles.hpp"
@@ -11,6 +12,7 @@
 #include "device_plan.hpp"
 #include "device_scalars.h"
 #include "kernel_module.hpp"
+#include "lt_matmul.hpp"
 
 #include <brain/plugin_abi.h>
 #include <brain/session_counters.hpp>
@@ -64,11 +66,21 @@ private:
     void run_graph_epoch();
     void enqueue_resident_epoch();
     void enqueue_batch(const float* x, const float* t, unsigned rows, int batch);
+    void enqueue_optimizer(unsigned rows, int batch); // the batch's loss and step count, then the optimizer
     void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
               const float* b, int ldb, float* c, int ldc, const char* what);
     unsigned elementwise_blocks(std::uint64_t count) const noexcept;
+    // mixed_epoch.cpp (precision bf16)
+    void allocate_mixed_tensors(std::uint64_t cublas_workspace);
+    void upload_mixed_state(const brain_session_desc& desc);
+    void plan_mixed_products();
+    void enqueue_mixed_gather(std::size_t start, unsigned rows);
+    void enqueue_mixed_batch(unsigned rows, int batch);
+    void stage_mixed_batch(std::size_t slot, std::uint64_t epoch, std::size_t start, std::size_t rows);
+    void copy_mixed_checkpoint(float* parameters, float* optimizer_state);
     // checkpoint_and_stats.cpp
     [[noreturn]] void fail_numerical(float loss);
+    std::string arithmetic() const;
 
     DevicePlan m_plan;
     int m_device = 0;
@@ -101,6 +113,23 @@ private:
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
+    // The mixed-precision path (precision bf16; mixed_epoch.cpp).
+    struct MixedLayer {
+        LtMatmul forward;             // z (bf16, or float32 for the output layer) = input W^T, with its epilogue
+        bool bias_in_forward = false; // the product's epilogue adds the bias
+        bool activation_in_forward = false;    // ... and applies ReLU
+        LtMatmul weight_gradient;              // dW (float32) = delta^T input
+        bool bias_gradient_in_product = false; // ... with db summed in its epilogue
+        LtMatmul input_gradient;               // delta of the layer below (bf16) = delta W
+    };
+    LtHandle m_lt;
+    DeviceBuffer m_params16, m_x16;         // the bf16 copy of the parameters, the batch's bf16 inputs
+    std::vector<DeviceBuffer> m_a16, m_z16; // hidden layers' bf16 activations and kept pre-activations
+    DeviceBuffer m_delta16[2];              // bf16 deltas, alternating by layer
+    std::vector<MixedLayer> m_mixed_full;   // the products of a full batch
+    std::vector<MixedLayer> m_mixed_last;   // those of the epoch's shorter last batch, when it has one
+    std::uint64_t m_workspace_bytes = 0;    // the cuBLAS (or cuBLASLt) workspace's size
+    std::string m_mixed_fusion;             // which epilogues cuBLASLt fused, for the log
     sdk::SessionCounters m_counters;
     std::string m_failure; // why the session became unusable; empty while usable
 };

@@ -4,12 +4,52 @@
 #include "device_allocator.hpp"
 #include "device_scalars.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
 namespace brain::cuda {
 
+PaddedLayout padded_layout(const std::vector<LayerPlan>& layers) {
+    const auto round_up = [](std::size_t n) {
+        return (n + mixed_alignment - 1) / mixed_alignment * mixed_alignment;
+    };
+    PaddedLayout layout;
+    for (const LayerPlan& layer : layers) {
+        layout.weight_offset.push_back(layout.count);
+        layout.count += round_up(layer.outputs * layer.inputs);
+        layout.bias_offset.push_back(layout.count);
+        layout.count += round_up(layer.outputs);
+    }
+    return layout;
+}
+
+std::size_t DevicePlan::device_state_count() const noexcept {
+    return state_count == 0 ? 0 : device_parameter_count() * (state_count / parameter_count);
+}
+
+bool DevicePlan::keeps_pre_activations(std::size_t l) const noexcept {
+    return layers[l].activation == BRAIN_ACT_GELU || layers[l].activation == BRAIN_ACT_LEAKY_RELU;
+}
+
+std::size_t DevicePlan::widest_layer() const noexcept {
+    std::size_t widest = 0;
+    for (const LayerPlan& layer : layers) widest = std::max(widest, layer.outputs);
+    return widest;
+}
+
 std::uint64_t DevicePlan::tensor_bytes(std::size_t b) const noexcept {
+    if (mixed()) {
+        const std::uint64_t p = padded.count;
+        std::uint64_t total = 2 * charged_bytes(4ull * p) + charged_bytes(4ull * device_state_count()) +
+                              charged_bytes(2ull * p) + charged_bytes(sizeof(brain_cuda_scalars)) +
+                              charged_bytes(2ull * b * input_width) + charged_bytes(4ull * b * target_width);
+        for (std::size_t l = 0; l + 1 < layers.size(); ++l)
+            total += (keeps_pre_activations(l) ? 2 : 1) * charged_bytes(2ull * b * layers[l].outputs);
+        const LayerPlan& head = layers.back();
+        total += (head.activation == BRAIN_ACT_LINEAR ? 2 : 3) * charged_bytes(4ull * b * head.outputs);
+        return total + mixed_delta_buffers() * charged_bytes(2ull * b * widest_layer());
+    }
     std::uint64_t total = 2 * charged_bytes(4ull * parameter_count) + charged_bytes(4ull * state_count) +
                           charged_bytes(sizeof(brain_cuda_scalars)) + charged_bytes(4ull * b * input_width) +
                           charged_bytes(4ull * b * target_width);
@@ -36,7 +76,9 @@ std::size_t DevicePlan::batch_count() const noexcept {
 }
 
 DevicePlan make_device_plan(const brain_session_desc& desc) {
-    DevicePlan plan{sdk::plan_session(desc)};
+    DevicePlan plan{sdk::plan_session(desc), {}};
+    sdk::refuse_undeclared(backend_capabilities(), plan, "the CUDA backend");
+    if (plan.mixed()) plan.padded = padded_layout(plan.layers);
     // Row indices travel through 32-bit kernel arguments (the shuffle, gathers and staging).
     if (plan.rows > std::numeric_limits<uint32_t>::max())
         fail(BRAIN_ERR_INVALID_ARGUMENT, "the data set has " + std::to_string(plan.rows) +

@@ -70,10 +70,17 @@ bool CudaSession::choose_fused_epoch() {
     const char* setting = std::getenv("BRAIN_CUDA_FUSED");
     const std::string mode = setting ? setting : "auto";
     if (mode == "0") return false;
-    // TF32 and BF16 are tensor-core precisions, which only the cuBLAS path has.
-    if (plan.precision != BRAIN_PRECISION_FLOAT32 || plan.layers.size() > BRAIN_FUSED_MAX_LAYERS ||
-        plan.config.batch_size > BRAIN_FUSED_MAX_BATCH)
+    if (plan.layers.size() > BRAIN_FUSED_MAX_LAYERS || plan.config.batch_size > BRAIN_FUSED_MAX_BATCH) return false;
+    // TF32 and BF16 are tensor-core precisions, which only the cuBLAS path has: the path changes, never the
+    // arithmetic, and the log says so where the fused kernel would have run.
+    if (plan.precision != BRAIN_PRECISION_FLOAT32) {
+        if (mode != "auto" || fused_epoch_pays(plan))
+            log_message(1, std::string("cuda session: precision ") +
+                               (plan.precision == BRAIN_PRECISION_TF32 ? "tf32" : "bf16") +
+                               " runs on the tensor cores through cuBLAS; the fused and narrow epoch kernels compute "
+                               "in float32 only, so this session takes the cuBLAS path");
         return false;
+    }
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");

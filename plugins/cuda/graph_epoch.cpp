@@ -55,7 +55,10 @@ void CudaSession::enqueue_resident_epoch() {
     for (std::size_t b = 0; b < batches; ++b) {
         const std::size_t start = b * batch_size;
         const auto rows = static_cast<unsigned>(std::min(batch_size, plan.rows - start));
-        if (shuffle) {
+        if (plan.mixed()) {
+            enqueue_mixed_gather(start, rows);
+            enqueue_mixed_batch(rows, static_cast<int>(b));
+        } else if (shuffle) {
             const DeviceU64 count = static_cast<DeviceU64>(rows) * (plan.input_width + plan.target_width);
             launch(k, Kernel::GatherBatch, dim3(elementwise_blocks(count)), dim3(threads_per_block), stream,
                    m_x.floats(), m_t.floats(), static_cast<const float*>(m_features.floats()),
@@ -97,7 +100,6 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
     cudaStream_t stream = m_stream.get();
     float* params = m_params.floats();
     float* grads = m_grads.floats();
-    auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
     const std::size_t layer_count = plan.layers.size();
     const unsigned warp_blocks = (rows + rows_per_warp_block - 1) / rows_per_warp_block;
 
@@ -154,22 +156,31 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
         }
     }
 
+    enqueue_optimizer(rows, batch);
+}
+
+void CudaSession::enqueue_optimizer(unsigned rows, int batch) {
+    const DevicePlan& plan = m_plan;
+    const KernelModule& k = *m_kernels;
+    cudaStream_t stream = m_stream.get();
+    auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
     const brain_optimizer_desc& opt = plan.optimizer;
     launch(k, Kernel::FinishBatch, dim3(1), dim3(threads_per_block), stream, scalars,
            static_cast<const float*>(m_row_loss.floats()), rows, batch, static_cast<const float*>(m_rates.floats()),
-           opt.beta1, opt.beta2,
-           opt.weight_decay, static_cast<int>(opt.kind == BRAIN_OPT_ADAMW));
-    const DeviceU64 n = plan.parameter_count;
+           opt.beta1, opt.beta2, opt.weight_decay, static_cast<int>(opt.kind == BRAIN_OPT_ADAMW));
+    // Mixed precision: every device parameter of the padded layout (its padding stays zero), and the bf16 copy of
+    // each new value written in the same pass.
+    const DeviceU64 n = plan.device_parameter_count();
+    auto* params16 = static_cast<std::uint16_t*>(m_params16.get());
     const dim3 grid(elementwise_blocks(n));
     if (opt.kind == BRAIN_OPT_SGD) {
-        launch(k, Kernel::SgdUpdate, grid, dim3(threads_per_block), stream, params,
-               static_cast<const float*>(grads), m_state.floats(), n, static_cast<const float*>(m_rates.floats()),
-               opt.momentum, scalars,
-               batch);
+        launch(k, Kernel::SgdUpdate, grid, dim3(threads_per_block), stream, m_params.floats(),
+               static_cast<const float*>(m_grads.floats()), m_state.floats(), n,
+               static_cast<const float*>(m_rates.floats()), opt.momentum, scalars, batch, params16);
     } else {
-        launch(k, Kernel::AdamUpdate, grid, dim3(threads_per_block), stream, params,
-               static_cast<const float*>(grads), m_state.floats(), m_state.floats() + plan.parameter_count, n,
-               opt.beta1, opt.beta2, opt.epsilon, scalars, batch);
+        launch(k, Kernel::AdamUpdate, grid, dim3(threads_per_block), stream, m_params.floats(),
+               static_cast<const float*>(m_grads.floats()), m_state.floats(), m_state.floats() + n, n, opt.beta1,
+               opt.beta2, opt.epsilon, scalars, batch, params16);
     }
 }
 

@@ -47,6 +47,11 @@ void CudaSession::run_staged_epoch() {
         // The copy that last read this staging buffer (two batches ago) must be done before it is refilled;
         // this wait is the only host synchronisation inside a staged epoch.
         if (b >= 2) check_cuda(cudaEventSynchronize(m_stage_done[slot].get()), "waiting for a staging copy");
+        if (plan.mixed()) {
+            stage_mixed_batch(slot, epoch, start, rows);
+            enqueue_mixed_batch(static_cast<unsigned>(rows), static_cast<int>(b));
+            continue;
+        }
         float* xs = m_stage[slot].floats();
         float* ts = xs + rows * in;
         for (std::size_t r = 0; r < rows; ++r) {

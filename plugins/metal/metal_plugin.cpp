@@ -1,6 +1,7 @@
 // The Metal backend's ABI surface. This build has no Metal implementation: the plugin loads and initialises
 // (so `brain plugins` lists it), and every device operation reports BRAIN_ERR_FEATURE_DISABLED with the
 // chapter's MetalFeatureDisabled message, naming the system it runs on and what to use instead.
+#include <brain/backend_capabilities.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
 #include <brain/plugin_table.hpp>
@@ -44,6 +45,10 @@ struct MetalBackend {
     static constexpr const char* version = BRAIN_METAL_PLUGIN_VERSION;
     static constexpr const char* description =
         "Metal backend (Apple systems only; this build reports MetalFeatureDisabled)";
+
+    // What the Metal backend is defined to run (the ABI 1.0 set, float32), as a plugin without a device still
+    // states: having no device here is device_count's answer (MetalFeatureDisabled), not a missing feature.
+    static brain_capabilities capabilities() { return sdk::abi_1_0_capabilities(); }
 
     // Having no device is not an error at load time: device_count and probe say why there is none.
     static std::int32_t device_count() { feature_disabled(); }

@@ -84,6 +84,12 @@ static brain_error* stats(const brain_session* s, brain_session_stats* out) {
     return make_error(BRAIN_ERR_INVALID_STATE, "test plugin: no session");
 }
 static void session_close(brain_session* s) { (void)s; }
+#ifdef BROKEN_CAPABILITIES_FAIL
+static brain_error* capabilities(brain_capabilities* out) {
+    (void)out;
+    return make_error(BRAIN_ERR_PLUGIN_FAILURE, "test plugin: capabilities fails on purpose");
+}
+#endif
 
 #ifndef BROKEN_ABI_MAJOR
 #define BROKEN_ABI_MAJOR BRAIN_ABI_VERSION_MAJOR
@@ -98,16 +104,44 @@ extern int brain_test_missing_dependency(void);
 int brain_test_use_dependency(void) { return brain_test_missing_dependency(); }
 #endif
 
+#ifdef BROKEN_HALF_PREDICTOR
+/* predictor_open without predictor_run and predictor_close: a table the core must refuse at load. */
+static brain_error* predictor_open(const brain_predictor_desc* desc, brain_predictor** out) {
+    (void)desc;
+    (void)out;
+    return make_error(BRAIN_ERR_UNSUPPORTED, "test plugin: predictor_open is not implemented");
+}
+#endif
+
 static const brain_plugin_api k_api = {
-    sizeof(brain_plugin_api), BROKEN_ABI_MAJOR, BRAIN_ABI_VERSION_MINOR, BROKEN_NAME, "0.0.0-test",
-    "deliberately broken test plugin", error_code, error_message, error_destroy, initialize, device_count, probe,
-    session_open, train_epoch, checkpoint,
+    sizeof(brain_plugin_api),
+    BROKEN_ABI_MAJOR,
+    BRAIN_ABI_VERSION_MINOR,
+    BROKEN_NAME,
+    "0.0.0-test",
+    "deliberately broken test plugin",
+    error_code,
+    error_message,
+    error_destroy,
+    initialize,
+    device_count,
+    probe,
+    session_open,
+    train_epoch,
+    checkpoint,
 #ifdef BROKEN_NULL_FUNCTION
     NULL,
 #else
     stats,
 #endif
     session_close,
+#ifdef BROKEN_CAPABILITIES_FAIL
+    NULL, /* session_set_learning_rate */
+    capabilities,
+#endif
+#ifdef BROKEN_HALF_PREDICTOR
+    .predictor_open = predictor_open,
+#endif
 };
 
 #ifndef BROKEN_NO_ENTRY

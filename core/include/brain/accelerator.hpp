@@ -20,13 +20,27 @@ BRAIN_API std::optional<AcceleratorReport> accelerator_doctor(const TrainingBack
 
 // Upper bound, in bytes, of the tensors a session allocates for this network and batch size: four copies of
 // every parameter (weights, gradients, two optimizer moments), the batch's inputs and targets, and for each
-// layer its pre-activations, activations and deltas, plus a fixed 64 KiB for scalars and alignment. Saturates
-// at UINT64_MAX instead of overflowing (see estimate_tensor_memory).
+// layer its pre-activations, activations and deltas, plus a fixed 64 KiB for scalars and alignment. Computed by the
+// SDK's brain/session_budget.hpp (sdk::estimate_tensor_bytes), which plugins use: the two agree byte for byte. The
+// data set is not part of it (the residency rule is stated in that header). Saturates at UINT64_MAX instead of
+// overflowing (see estimate_tensor_memory).
 BRAIN_API std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t batch_size);
+// The same bound for a session computing in `precision`. Float32 and Tf32 give the function above; Bf16 (mixed
+// precision) counts float32 parameters, gradients and two optimizer moments plus a bf16 copy of the parameters,
+// each layer's weights and biases padded to 128 values, and per batch row the bf16 inputs, float32 targets, each
+// hidden layer's bf16 pre-activations and activations, two bf16 delta buffers as wide as the widest layer, and the
+// output layer's float32 pre-activations, activations and deltas, plus 64 KiB.
+BRAIN_API std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t batch_size,
+                                                     Precision precision);
 // The same, rounded up to whole MiB (the chapter's function).
 BRAIN_API std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size);
+// The same in `precision`, rounded up to whole MiB.
+BRAIN_API std::uint64_t estimate_tensor_memory_mib(const Network& network, std::size_t batch_size,
+                                                   Precision precision);
 // The largest batch size whose estimate fits in budget_bytes (0 if none does).
 BRAIN_API std::size_t largest_batch_within(const Network& network, std::uint64_t budget_bytes);
+// The largest batch size whose estimate in `precision` fits in budget_bytes (0 if none does).
+BRAIN_API std::size_t largest_batch_within(const Network& network, std::uint64_t budget_bytes, Precision precision);
 
 // A tensor-memory estimate computed from a network's shape in 64-bit arithmetic that saturates instead of
 // overflowing, so that any shape and batch size give an answer that is true or says "more than".
@@ -44,6 +58,13 @@ struct BRAIN_API MemoryEstimate {
 BRAIN_API MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size);
 // The largest batch size whose estimate fits in budget_bytes (0 if none does), from the shape alone.
 BRAIN_API std::uint64_t largest_batch_within(const std::vector<LayerSpec>& layers, std::uint64_t budget_bytes);
+// The estimate for a session computing in `precision` (estimate_tensor_memory_bytes with a precision says what it
+// counts), from the shape alone and saturating likewise.
+BRAIN_API MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size,
+                                                Precision precision);
+// The largest batch size whose estimate in `precision` fits in budget_bytes (0 if none does).
+BRAIN_API std::uint64_t largest_batch_within(const std::vector<LayerSpec>& layers, std::uint64_t budget_bytes,
+                                             Precision precision);
 
 // Host memory, in bytes, that training a network of this shape takes, from the shapes alone (saturating):
 // `network_copies` copies of its parameters and optimizer state, the core's standardised copy of the features

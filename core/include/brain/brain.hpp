@@ -12,6 +12,7 @@
 #include <brain/metrics.hpp>
 #include <brain/network.hpp>
 #include <brain/plugins.hpp>
+#include <brain/predictor.hpp>
 #include <brain/random.hpp>
 #include <brain/safe_file.hpp>
 #include <brain/schedule.hpp>

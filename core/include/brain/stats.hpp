@@ -28,6 +28,9 @@ struct AcceleratorStats {
     std::uint64_t dataset_bytes = 0;   // device memory holding the data set or its staging buffers
     std::uint64_t workspace_bytes = 0; // library workspaces charged to the budget
     std::uint64_t budget_bytes = 0;    // 0: no budget
+    // What ran, in the plugin's words (e.g. "bf16 mixed, float32 master weights (cuBLASLt)"); empty when the plugin
+    // does not say (ABI 1.0 and 1.1).
+    std::string arithmetic;
 };
 
 // Chapter-style multi-line rendering ("AcceleratorStats { peak_allocated_bytes: ..., ... }").
@@ -46,9 +49,14 @@ struct AcceleratorReport {
     bool kernel_available = false;
     bool allocation_test = false;
     std::string notes; // why a check failed; empty when all passed
+    // What each check ran, in the plugin's words (empty when the plugin does not say, e.g. before ABI 1.2).
+    std::string gemm_check;       // e.g. "cuBLAS SGEMM, a 2x3 by 3x2 product"
+    std::string kernel_check;     // e.g. "NVRTC-compiled shuffle kernel (sm_90)"
+    std::string allocation_check; // e.g. "the whole budget on the device", "64 MiB of host memory"
 };
 
-// The chapter's four lines ("NAME (REV), N MiB total, Some(F) MiB free", "cuBLAS:  true", ...).
+// The chapter's four lines ("NAME (REV), N MiB total, Some(F) MiB free", "gemm:    true  (cuBLAS SGEMM, ...)",
+// "kernels: ...", "alloc:   ..."), each check followed by what the plugin says it ran.
 BRAIN_API std::ostream& operator<<(std::ostream& out, const AcceleratorReport& report);
 
 } // namespace brain

@@ -54,16 +54,8 @@ struct NaiveBackend {
     using Session = naive::Session;
 
 #if BRAIN_ABI_VERSION_MINOR >= 2 // the capabilities entry arrived in ABI 1.2
-    // Every activation, loss and optimizer of ABI 1.0 in float32, and per-step learning rates.
     static brain_capabilities capabilities() {
-        brain_capabilities caps{};
-        caps.activations = (1u << (BRAIN_ACT_GELU + 1)) - 1u;
-        caps.losses = (1u << (BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY + 1)) - 1u;
-        caps.optimizers = (1u << (BRAIN_OPT_ADAMW + 1)) - 1u;
-        caps.precisions = 1u << BRAIN_PRECISION_FLOAT32;
-        caps.features = BRAIN_FEATURE_STEP_LEARNING_RATES;
-        caps.max_devices = 1;
-        return caps;
+        return naive::capabilities();
     }
 #endif
 
@@ -77,6 +69,10 @@ struct NaiveBackend {
         if (device != 0)
             brain::sdk::fail(BRAIN_ERR_DEVICE_NOT_FOUND, "the naive backend has one device, 0; got device ", device,
                              ". Use device 0");
+        if constexpr (naive::defect == naive::Defect::CrashesInProbe) {
+            static volatile int* volatile nowhere = nullptr;
+            *nowhere = 1;
+        }
         brain_device_report report{};
         brain::sdk::copy_string(report.name, "naive single-threaded host trainer");
         brain::sdk::copy_string(report.revision, "host");
@@ -88,6 +84,11 @@ struct NaiveBackend {
         report.allocation_test =
             brain::sdk::host_allocation_test(memory_budget_bytes, report.free_memory_mib, notes);
         brain::sdk::copy_string(report.notes, notes);
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the checks' labels arrived in ABI 1.2
+        brain::sdk::copy_string(report.gemm_check, "naive dense product, a 2x3 by 3x2 case");
+        brain::sdk::copy_string(report.kernel_check, "ReLU and sigmoid of dense_math.hpp");
+        brain::sdk::copy_string(report.allocation_check, brain::sdk::host_allocation_label(memory_budget_bytes));
+#endif
         return report;
     }
 };

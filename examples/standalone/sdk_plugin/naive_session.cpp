@@ -3,6 +3,7 @@
 #include "naive_session.hpp"
 
 #include <algorithm>
+#include <brain/backend_capabilities.hpp>
 #include <brain/dense_math.hpp>
 #include <brain/plugin_sdk.hpp>
 #include <cmath>
@@ -31,6 +32,19 @@ void dense_forward(const float* x, const float* w, const float* b, float* z, std
         }
 }
 
+#if BRAIN_ABI_VERSION_MINOR >= 2
+brain_capabilities capabilities() {
+    brain_capabilities caps = brain::sdk::abi_1_0_capabilities(); // float32 products only
+    if constexpr (defect == Defect::LacksGelu) {
+        caps.activations &= ~brain::sdk::capability_bit(BRAIN_ACT_GELU);
+        brain::sdk::copy_string(caps.notes, "this build of the naive backend has no GELU");
+    } else {
+        brain::sdk::copy_string(caps.notes, "matrix products in float32 only");
+    }
+    return caps;
+}
+#endif
+
 std::uint64_t Plan::tensor_bytes(std::size_t batch) const noexcept {
     std::uint64_t floats = 2ull * parameter_count + state_count + batch * (input_width + target_width);
     for (const auto& layer : layers) floats += 3ull * batch * layer.outputs;
@@ -43,9 +57,20 @@ Plan make_plan(const brain_session_desc& desc) {
              ". Use device 0");
     if (desc.precision != BRAIN_PRECISION_FLOAT32)
         fail(BRAIN_ERR_UNSUPPORTED, "the naive backend computes in float32 only; got precision ", desc.precision,
-             ". Request Float32");
+             " (", brain::sdk::precision_name(desc.precision), "). Request Float32");
     // Everything else a descriptor can get wrong, with the same messages as brain's own backends.
-    return Plan{brain::sdk::plan_session(desc)};
+    Plan plan{brain::sdk::plan_session(desc)};
+#if BRAIN_ABI_VERSION_MINOR >= 2
+    // A feature outside the capabilities: UNSUPPORTED naming it.
+    brain::sdk::refuse_undeclared(capabilities(), plan, "the naive backend");
+#endif
+    for (const auto& layer : plan.layers) {
+        if (defect == Defect::NoGelu && layer.activation == BRAIN_ACT_GELU)
+            fail(BRAIN_ERR_UNSUPPORTED, "the naive backend does not run gelu");
+        if (defect == Defect::NoSoftmax && layer.activation == BRAIN_ACT_SOFTMAX)
+            fail(BRAIN_ERR_UNSUPPORTED, "the naive backend does not run softmax");
+    }
+    return plan;
 }
 
 Session::Session(const brain_session_desc& desc) {
@@ -141,8 +166,9 @@ void Session::step() {
     const std::size_t n = m_plan.parameter_count;
     ++m_step;
     if (opt.kind == BRAIN_OPT_SGD) {
+        const float momentum = defect == Defect::SgdWithoutMomentum ? 0.0f : opt.momentum;
         for (std::size_t i = 0; i < n; ++i) {
-            m_state[i] = opt.momentum * m_state[i] + m_grads[i];
+            m_state[i] = momentum * m_state[i] + m_grads[i];
             m_params[i] -= opt.learning_rate * m_state[i];
         }
         return;
@@ -152,7 +178,8 @@ void Session::step() {
     const float step_size =
         static_cast<float>(opt.learning_rate / (1.0 - std::pow(static_cast<double>(opt.beta1), t)));
     const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(opt.beta2), t)));
-    const float decay = opt.kind == BRAIN_OPT_ADAMW ? 1.0f - opt.learning_rate * opt.weight_decay : 1.0f;
+    const bool decays = opt.kind == BRAIN_OPT_ADAMW && defect != Defect::AdamwWithoutDecay;
+    const float decay = decays ? 1.0f - opt.learning_rate * opt.weight_decay : 1.0f;
     float* m = m_state.data();
     float* v = m_state.data() + n;
     for (std::size_t i = 0; i < n; ++i) {
@@ -173,6 +200,7 @@ float Session::train_epoch() {
     double total = 0.0;
     for (std::size_t first = 0; first < rows; first += batch) {
         const std::size_t n = std::min(batch, rows - first);
+        if (defect == Defect::DropsShortBatch && n < batch) break;
         if (!m_step_rates.empty()) m_plan.optimizer.learning_rate = m_step_rates[first / batch];
         for (std::size_t r = 0; r < n; ++r) {
             const std::size_t p = first + r;

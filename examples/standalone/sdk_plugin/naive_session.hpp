@@ -10,6 +10,28 @@
 
 namespace naive {
 
+// A defect built in on purpose: brain's own test suite compiles this example once per defect to prove that the
+// conformance kit catches each. A build without NAIVE_DEFECT has none; leave it out of your own plugin.
+enum class Defect {
+    None,
+    NoGelu,             // refuses GELU while its capabilities list it
+    NoSoftmax,          // refuses softmax while its capabilities list it
+    SgdWithoutMomentum, // ignores SGD's momentum
+    AdamwWithoutDecay,  // ignores AdamW's weight decay
+    DropsShortBatch,    // skips an epoch's last, short batch
+    CrashesInProbe,     // dereferences a null pointer in probe
+    LacksGelu,          // declares that it does not run GELU, and refuses it (an honest gap, not a defect)
+};
+#ifndef NAIVE_DEFECT
+#define NAIVE_DEFECT None
+#endif
+inline constexpr Defect defect = Defect::NAIVE_DEFECT;
+
+#if BRAIN_ABI_VERSION_MINOR >= 2 // the capabilities entry arrived in ABI 1.2
+// What the backend runs: every activation, loss and optimizer, float32 products only.
+brain_capabilities capabilities();
+#endif
+
 // The SDK's validated plan of a session (brain/session_plan.hpp) and what this backend allocates for it.
 struct Plan : brain::sdk::SessionPlan {
     // Bytes of the tensors for batches of `batch` rows: parameters, gradients, optimizer state, the gathered

@@ -18,6 +18,22 @@
 
 typedef unsigned long long brain_u64;
 
+// bf16 storage of the mixed-precision path (mixed_kernels.cu): the top 16 bits of a float32. Conversions round to
+// nearest even and keep NaN a NaN, bit for bit as the host's (bf16_host.hpp) and as __float2bfloat16_rn, without
+// cuda_bf16.h, which a plugin that runs with the driver and NVRTC alone cannot count on.
+typedef unsigned short brain_bf16;
+
+static __device__ __forceinline__ brain_bf16 brain_to_bf16(float value) {
+    unsigned int bits = __float_as_uint(value);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return (brain_bf16)((bits >> 16) | 0x40u);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return (brain_bf16)(bits >> 16);
+}
+
+static __device__ __forceinline__ float brain_from_bf16(brain_bf16 value) {
+    return __uint_as_float(((unsigned int)value) << 16);
+}
+
 // Every activation, called out of line for the ones that cost a transcendental function (sigmoid, tanh, GELU): an
 // epilogue inlined at every use would hold all of them, though a network runs one or two, and the fused kernel's
 // code would outgrow the instruction cache. The callers below take the cheap cases inline first.

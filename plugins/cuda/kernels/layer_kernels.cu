@@ -160,20 +160,26 @@ static __device__ __forceinline__ float adam_element(float* p, float g, float* m
     return pi;
 }
 
-// PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v, lr = rates[batch].
+// PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v, lr = rates[batch]. With
+// p16 (mixed precision), the bf16 copy of each new parameter too.
 extern "C" __global__ void brain_sgd_update(float* p, const float* g, float* v, brain_u64 n, const float* rates,
-                                            float momentum, brain_cuda_scalars* s, int batch) {
+                                            float momentum, brain_cuda_scalars* s, int batch, brain_bf16* p16) {
     const float learning_rate = rates[batch];
     bool bad = false;
     for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n;
-         i += (brain_u64)gridDim.x * blockDim.x)
-        bad |= !isfinite(sgd_element(p + i, g[i], v + i, learning_rate, momentum));
+         i += (brain_u64)gridDim.x * blockDim.x) {
+        const float value = sgd_element(p + i, g[i], v + i, learning_rate, momentum);
+        bad |= !isfinite(value);
+        if (p16) p16[i] = brain_to_bf16(value);
+    }
     if (bad) atomicMin(&s->bad_weight_batch, batch);
 }
 
-// PyTorch Adam / AdamW over every parameter at once, with the coefficients brain_finish_batch computed.
+// PyTorch Adam / AdamW over every parameter at once, with the coefficients brain_finish_batch computed. With p16
+// (mixed precision), the bf16 copy of each new parameter too, in the same pass.
 extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m, float* v, brain_u64 n, float beta1,
-                                             float beta2, float epsilon, brain_cuda_scalars* s, int batch) {
+                                             float beta2, float epsilon, brain_cuda_scalars* s, int batch,
+                                             brain_bf16* p16) {
     const float step_size = s->step_size;
     const float bc2_sqrt = s->bias_correction2_sqrt;
     const float decay = s->decay;
@@ -183,7 +189,7 @@ extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m,
     brain_u64 scalar_from = 0;
     // Adam is memory-bound (28 bytes per parameter): 16-byte loads and stores where all four arrays allow them,
     // the same per-element arithmetic.
-    if ((((brain_u64)p | (brain_u64)g | (brain_u64)m | (brain_u64)v) & 15) == 0) {
+    if ((((brain_u64)p | (brain_u64)g | (brain_u64)m | (brain_u64)v) & 15) == 0 && ((brain_u64)p16 & 7) == 0) {
         const brain_u64 quads = n / 4;
         for (brain_u64 q = first; q < quads; q += stride) {
             float4 pq = reinterpret_cast<float4*>(p)[q];
@@ -201,12 +207,19 @@ extern "C" __global__ void brain_adam_update(float* p, const float* g, float* m,
             reinterpret_cast<float4*>(p)[q] = pq;
             reinterpret_cast<float4*>(m)[q] = mq;
             reinterpret_cast<float4*>(v)[q] = vq;
+            if (p16)
+                reinterpret_cast<uint2*>(p16)[q] =
+                    make_uint2((unsigned)brain_to_bf16(pq.x) | ((unsigned)brain_to_bf16(pq.y) << 16),
+                               (unsigned)brain_to_bf16(pq.z) | ((unsigned)brain_to_bf16(pq.w) << 16));
         }
         scalar_from = quads * 4;
     }
-    for (brain_u64 i = scalar_from + first; i < n; i += stride)
-        bad |=
-            !isfinite(adam_element(p + i, g[i], m + i, v + i, beta1, beta2, epsilon, step_size, bc2_sqrt, decay));
+    for (brain_u64 i = scalar_from + first; i < n; i += stride) {
+        const float value =
+            adam_element(p + i, g[i], m + i, v + i, beta1, beta2, epsilon, step_size, bc2_sqrt, decay);
+        bad |= !isfinite(value);
+        if (p16) p16[i] = brain_to_bf16(value);
+    }
     if (bad) atomicMin(&s->bad_weight_batch, batch);
 }
 

@@ -49,8 +49,28 @@ inline std::int64_t host_available_memory_mib() {
     return end == field.c_str() ? -1 : static_cast<std::int64_t>(kib / 1024);
 }
 
-// Allocate the whole budget and touch every page, so that overcommit cannot make the answer a lie; on failure,
-// appends the reason to notes. A budget of 0 (none) passes without allocating.
+// The most a host backend's probe allocates: a doctor run must not claim gigabytes of host memory to answer.
+inline constexpr std::uint64_t host_probe_bytes = 64ull << 20;
+
+// What host_allocation_test allocates under `budget`: 64 MiB, or the budget if smaller (0 with no budget).
+inline std::uint64_t host_allocation_bytes(std::uint64_t budget) noexcept {
+    return budget < host_probe_bytes ? budget : host_probe_bytes;
+}
+
+// The probe's allocation_check label for `budget` (fits the report's 64 characters), e.g. "64 MiB of host memory,
+// not the whole budget".
+inline std::string host_allocation_label(std::uint64_t budget) {
+    if (budget == 0) return "none: no budget was given";
+    const std::uint64_t bytes = host_allocation_bytes(budget);
+    const std::string size =
+        bytes >= (1u << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+    return size + " of host memory" + (bytes < budget ? ", not the whole budget" : " (the budget)");
+}
+
+// The allocation test of a host backend's probe: the budget must not exceed the available host memory, and a small
+// block (host_allocation_bytes: 64 MiB, or the budget if smaller; never the whole budget) is allocated with every
+// page touched, so that overcommit cannot make the answer a lie. On failure, appends the reason to notes. A budget
+// of 0 (none) passes without allocating.
 inline bool host_allocation_test(std::uint64_t budget, std::int64_t available_mib, std::string& notes) {
     if (budget == 0) return true;
     const std::uint64_t budget_mib = (budget + (1u << 20) - 1) >> 20;
@@ -60,16 +80,17 @@ inline bool host_allocation_test(std::uint64_t budget, std::int64_t available_mi
                  " MiB of available host memory (MemAvailable); lower the budget or free memory. ";
         return false;
     }
+    const std::uint64_t bytes = host_allocation_bytes(budget);
     std::unique_ptr<unsigned char, decltype(&std::free)> block(
-        static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(budget))), &std::free);
+        static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))), &std::free);
     if (!block) {
-        notes += "allocating the budget of " + std::to_string(budget) + " bytes of host memory failed. ";
+        notes += "allocating " + std::to_string(bytes) + " bytes of host memory failed. ";
         return false;
     }
     const long page = sysconf(_SC_PAGE_SIZE) > 0 ? sysconf(_SC_PAGE_SIZE) : 4096;
-    volatile unsigned char* bytes = block.get();
-    for (std::uint64_t i = 0; i < budget; i += static_cast<std::uint64_t>(page)) bytes[i] = 1;
-    bytes[budget - 1] = 1;
+    volatile unsigned char* touched = block.get();
+    for (std::uint64_t i = 0; i < bytes; i += static_cast<std::uint64_t>(page)) touched[i] = 1;
+    touched[bytes - 1] = 1;
     return true;
 }
 

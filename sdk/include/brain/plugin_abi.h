@@ -10,6 +10,13 @@
  *  - Threading: brain_plugin_get_api, device_count and probe may be called from any thread at any time.
  *    A brain_session is used by one thread at a time (the core serialises calls on one session); distinct
  *    sessions are independent. error_* functions are thread-safe on distinct errors.
+ *  - Required and optional entries: every entry of ABI 1.0 (error_code through session_close) is required and
+ *    non-NULL. Every entry appended later is optional: session_set_learning_rate (1.1) and every entry of 1.2;
+ *    a NULL entry, or a table that ends before it, means "not offered", and the core reports Unsupported.
+ *  - Duties the conformance kit cannot check from outside, which a plugin keeps all the same: session_close frees
+ *    everything the session holds (run the kit under AddressSanitizer or Valgrind to see leaks); no entry keeps a
+ *    borrowed pointer past its call; device_count and probe are safe to call concurrently. The core never calls a
+ *    session after session_close, so a plugin need not detect use after close.
  *
  * Versioning: the core accepts a plugin whose abi_major equals BRAIN_ABI_VERSION_MAJOR and whose abi_minor is
  * at least BRAIN_ABI_MIN_SUPPORTED_MINOR; a different major is refused with both versions named.
@@ -61,7 +68,8 @@ typedef enum brain_status {
     BRAIN_ERR_DEVICE_FAILURE = 19
 } brain_status;
 
-/* Activation of a dense layer; the derivative is taken with respect to the pre-activation z. */
+/* Activation of a dense layer; the derivative is taken with respect to the pre-activation z. The formulas of every
+ * activation, loss and optimizer: the SDK's math.md (installed as share/brain/sdk/docs/math.md). */
 typedef enum brain_activation {
     BRAIN_ACT_LINEAR = 0,
     BRAIN_ACT_RELU = 1,
@@ -72,7 +80,7 @@ typedef enum brain_activation {
     BRAIN_ACT_GELU = 6     /* exact: 0.5 z (1 + erf(z / sqrt(2))) */
 } brain_activation;
 
-/* Loss over a batch of B rows and K outputs (docs/architecture.md gives the formulas):
+/* Loss over a batch of B rows and K outputs (math.md gives the formulas):
  *  MSE: sum (y - t)^2 / (B K); BCE (sigmoid output, from logits): mean over B K; CCE (softmax output): sum / B. */
 typedef enum brain_loss {
     BRAIN_LOSS_MEAN_SQUARED_ERROR = 0,
@@ -107,7 +115,8 @@ typedef struct brain_predictor brain_predictor;
 /* What a plugin runs (ABI 1.2, the capabilities entry). Each mask has bit (1u << value) set for every value of the
  * enum that the plugin runs exactly as named; a request outside the masks is refused with UNSUPPORTED naming the
  * feature. A plugin without the entry (ABI 1.0 and 1.1) is taken to run every activation, loss and optimizer of
- * ABI 1.0, float32 products only, and none of the features. Caller-owned; the plugin fills it. */
+ * ABI 1.0, float32 products only, and none of the features. The masks describe what the plugin runs on a device it
+ * has; whether it has one is device_count's answer. Caller-owned; the plugin fills it. */
 typedef struct brain_capabilities {
     size_t struct_size;
     uint32_t activations; /* brain_activation bits */
@@ -191,9 +200,11 @@ typedef struct brain_dataset_view {
     const float* targets;  /* rows * target_width, row-major */
 } brain_dataset_view;
 
-/* Batch order: in epoch e (0-based, counted over the session's life), batch b holds the rows
- * brain_shuffle_index(seed, e, rows, p) for positions p in [b*batch_size, min((b+1)*batch_size, rows)),
- * or p itself when shuffle is 0. The last batch may be short. */
+/* Batch order: in epoch e, batch b holds the rows brain_shuffle_index(seed, e, rows, p) for positions p in
+ * [b*batch_size, min((b+1)*batch_size, rows)), or p itself when shuffle is 0. The last batch may be short and is
+ * trained like any other (its loss weighted by its own row count). Epochs are numbered over the model's life, not
+ * the session's: the k-th session_train_epoch call of a session (k = 0, 1, ...) trains epoch
+ * e = brain_session_desc.first_epoch + k, so a session resumed from a checkpoint continues the same batch order. */
 typedef struct brain_train_config {
     size_t struct_size;
     uint32_t epochs; /* informative: a session trains one epoch per session_train_epoch call */
@@ -206,7 +217,8 @@ typedef struct brain_train_config {
 typedef struct brain_session_desc {
     size_t struct_size;
     int32_t device;
-    uint64_t memory_budget_bytes; /* 0: no budget (CPU) */
+    uint64_t memory_budget_bytes; /* 0: no budget (CPU). It bounds the tensors; brain/session_budget.hpp states
+                                     whether the data set counts against it */
     const brain_model_desc* model;
     const brain_optimizer_desc* optimizer;
     const brain_dataset_view* dataset;
@@ -216,7 +228,7 @@ typedef struct brain_session_desc {
     const float* optimizer_state; /* optimizer_state_count floats (see brain_optimizer_desc) */
     uint64_t optimizer_state_count;
     uint64_t optimizer_step; /* Adam steps taken so far (bias correction) */
-    uint64_t first_epoch;    /* epoch index of the first session_train_epoch call (shuffle stream) */
+    uint64_t first_epoch;    /* epoch number of the first session_train_epoch call (the model's epochs so far) */
     int32_t precision;       /* brain_precision */
     /* --- ABI 1.2 --- */
     /* Non-NULL only for plugins reporting BRAIN_FEATURE_BATCH_SOURCE: the rows come from here, and dataset's
@@ -253,7 +265,9 @@ typedef struct brain_device_report {
     int64_t free_memory_mib;
     int32_t gemm_available;   /* a real small matrix product was checked against its known answer */
     int32_t kernel_available; /* a real compiled kernel was launched and its result checked */
-    int32_t allocation_test;  /* the whole budget was allocated and freed */
+    int32_t allocation_test;  /* the allocation allocation_check names succeeded and was freed: the whole budget for
+                                 a device backend; a small block for a host backend (brain/host_probe.hpp: 64 MiB,
+                                 or the budget if smaller), never the whole budget of host memory */
     char notes[1024];         /* why a check failed, in one or more sentences; empty when all passed */
     /* --- ABI 1.2 --- */
     char gemm_check[64];       /* what gemm_available checked, e.g. "cuBLAS SGEMM"; empty: unnamed */
@@ -264,7 +278,8 @@ typedef struct brain_device_report {
 /* What a session did. Caller-owned; the plugin fills it with measured values. */
 typedef struct brain_session_stats {
     size_t struct_size;
-    uint64_t peak_allocated_bytes; /* peak of parameter, gradient, optimizer and batch tensors */
+    uint64_t peak_allocated_bytes; /* peak of parameter, gradient, optimizer and batch tensors; at most the estimate
+                                      of brain/session_budget.hpp (the core's estimate_tensor_memory_bytes) */
     uint64_t setup_time_ns;
     uint64_t training_time_ns;
     uint64_t checkpoint_time_ns;
@@ -310,11 +325,13 @@ typedef struct brain_plugin_api {
      * Required. */
     brain_error* (*probe)(int32_t device, uint64_t memory_budget_bytes, brain_device_report* out);
 
-    /* Open a training session. *out_session is plugin-owned until session_close. The budget is checked
-     * before anything is allocated. Required. */
+    /* Open a training session. *out_session is plugin-owned until session_close. The budget is checked before
+     * anything is allocated; BUDGET_EXCEEDED names the largest batch size that fits (or says none does). A request
+     * outside the plugin's capabilities is refused with UNSUPPORTED naming the feature. Required. */
     brain_error* (*session_open)(const brain_session_desc* desc, brain_session** out_session);
 
-    /* Train one epoch; *out_loss receives the sample-weighted mean loss of the epoch. Required. */
+    /* Train the session's next epoch (see brain_train_config for its number and batch order); *out_loss receives
+     * the sample-weighted mean loss of the epoch. Required. */
     brain_error* (*session_train_epoch)(brain_session* session, float* out_loss);
 
     /* Copy parameters and optimizer state to caller-owned buffers of the given sizes (which must equal the
@@ -326,7 +343,8 @@ typedef struct brain_plugin_api {
     /* Fill caller-owned stats (struct_size set by the caller). Required. */
     brain_error* (*session_stats)(const brain_session* session, brain_session_stats* out);
 
-    /* Release a session and everything it holds. Never fails; NULL is ignored. Required. */
+    /* Release a session and everything it holds. Never fails; NULL is ignored. The core makes no call on a
+     * session after closing it. Required. */
     void (*session_close)(brain_session* session);
 
     /* --- ABI 1.1 --- */

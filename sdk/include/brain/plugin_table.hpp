@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <brain/backend_capabilities.hpp>
 #include <brain/plugin_abi.h>
 #include <brain/plugin_sdk.hpp>
 #include <concepts>
@@ -47,7 +48,8 @@ concept MultiDeviceSession = requires(const S& session, std::uint32_t index) {
     { session.device_stats(index) } -> std::same_as<brain_session_stats>;
 };
 
-// A backend that states what it runs: static brain_capabilities capabilities() (ABI 1.2).
+// A backend that states what it runs: static brain_capabilities capabilities() (ABI 1.2). A backend without it is
+// described by the ABI 1.0 set; either way the feature bits of the entries the table fills are added.
 template <class B>
 concept DescribesCapabilities = requires {
     { B::capabilities() } -> std::same_as<brain_capabilities>;
@@ -182,8 +184,14 @@ struct Entries {
     static brain_error* capabilities(brain_capabilities* out) noexcept {
         return guard([&] {
             output(out, "capabilities");
-            brain_capabilities caps = B::capabilities();
+            brain_capabilities caps = abi_1_0_capabilities();
+            if constexpr (DescribesCapabilities<B>) caps = B::capabilities();
             caps.struct_size = sizeof(caps);
+            caps.notes[sizeof(caps.notes) - 1] = '\0';
+            if (caps.max_devices == 0) caps.max_devices = 1;
+            // The features whose entries this table fills, so that the bits and the entries never disagree.
+            if constexpr (StepScheduledSession<Session>) caps.features |= BRAIN_FEATURE_STEP_LEARNING_RATES;
+            if constexpr (PredictingBackend<B>) caps.features |= BRAIN_FEATURE_PREDICT;
             write_struct(out, caps);
         });
     }
@@ -252,8 +260,7 @@ void fill_growable_entries(Table& table) {
     if constexpr (requires { table.session_set_learning_rate; } && SchedulableSession<Session>)
         table.session_set_learning_rate = &Entries<B>::session_set_learning_rate;
 #if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
-    if constexpr (requires { table.capabilities; } && DescribesCapabilities<B>)
-        table.capabilities = &Entries<B>::capabilities;
+    if constexpr (requires { table.capabilities; }) table.capabilities = &Entries<B>::capabilities;
     if constexpr (requires { table.session_set_step_learning_rates; } && StepScheduledSession<Session>)
         table.session_set_step_learning_rates = &Entries<B>::session_set_step_learning_rates;
     if constexpr (requires { table.session_device_stats; } && MultiDeviceSession<Session>)

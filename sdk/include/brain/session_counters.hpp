@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <brain/plugin_abi.h>
+#include <brain/plugin_sdk.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace brain::sdk {
 
@@ -19,6 +21,7 @@ struct SessionFacts {
     std::uint64_t dataset_bytes = 0;                  // memory holding the data set or its staging buffers
     std::uint64_t workspace_bytes = 0;                // library workspaces charged to the budget
     std::uint64_t budget_bytes = 0;                   // the budget the session enforces; 0 if none
+    std::string arithmetic;                           // what ran, e.g. "float32" (ABI 1.2's stats.arithmetic)
 };
 
 // The measured figures of one session.
@@ -88,6 +91,9 @@ public:
         s.dataset_bytes = facts.dataset_bytes;
         s.workspace_bytes = facts.workspace_bytes;
         s.budget_bytes = facts.budget_bytes;
+#if BRAIN_ABI_VERSION_MINOR >= 2 // stats.arithmetic arrived in ABI 1.2
+        copy_string(s.arithmetic, facts.arithmetic);
+#endif
         return s;
     }
 

@@ -190,6 +190,64 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
     return plan;
 }
 
+#if BRAIN_ABI_VERSION_MINOR >= 2 // predictor_open arrived in ABI 1.2
+// A validated predictor descriptor (predictor_open): the layers with their parameter offsets, the widths and the
+// most rows one predictor_run call passes. Owns copies of every field.
+struct PredictorPlan {
+    std::vector<LayerPlan> layers;
+    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
+    int32_t precision = BRAIN_PRECISION_FLOAT32;
+    std::size_t input_width = 0;
+    std::size_t output_width = 0;
+    std::size_t parameter_count = 0;
+    std::size_t max_batch_rows = 0;
+    std::uint64_t budget_bytes = 0;
+};
+
+// Validate a predictor descriptor (pointers, layer chain, activation/loss pair, parameter count, precision value,
+// max_batch_rows) and lay out the parameters as plan_session does. The descriptor's pointers are only read during
+// the call.
+inline PredictorPlan plan_predictor(const brain_predictor_desc& desc) {
+    using detail::invalid;
+    if (!desc.model) invalid("the predictor descriptor lacks its model descriptor (null pointer)");
+    const auto model = read_struct(desc.model);
+    if (model.layer_count == 0 || model.layers == nullptr)
+        invalid("the model has no layers (layer_count ", model.layer_count, "); add at least one dense layer");
+    PredictorPlan plan;
+    plan.input_width = model.layers[0].inputs;
+    plan.output_width = model.layers[model.layer_count - 1].outputs;
+    detail::validate_layers(model, plan.input_width, plan.output_width);
+    if (desc.precision < BRAIN_PRECISION_FLOAT32 || desc.precision > BRAIN_PRECISION_BF16)
+        invalid("precision ", desc.precision, " is unknown; expected 0 (float32), 1 (TF32) or 2 (BF16)");
+    plan.precision = desc.precision;
+    plan.loss = model.loss;
+    plan.budget_bytes = desc.memory_budget_bytes;
+    if (desc.max_batch_rows == 0) invalid("max_batch_rows must be at least 1; got 0");
+    std::size_t offset = 0, widest = plan.input_width;
+    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
+        const brain_layer_desc& in = model.layers[l];
+        LayerPlan layer;
+        layer.inputs = in.inputs;
+        layer.outputs = in.outputs;
+        layer.activation = in.activation;
+        layer.param = in.activation == BRAIN_ACT_LEAKY_RELU ? in.activation_param : 0.0f;
+        layer.weight_offset = offset;
+        offset += detail::checked_mul(in.outputs, in.inputs, "weight matrix");
+        layer.bias_offset = offset;
+        offset += in.outputs;
+        widest = std::max<std::size_t>(widest, in.outputs);
+        plan.layers.push_back(layer);
+    }
+    plan.parameter_count = offset;
+    detail::checked_mul(desc.max_batch_rows, widest, "batch of max_batch_rows rows of the widest layer");
+    plan.max_batch_rows = static_cast<std::size_t>(desc.max_batch_rows);
+    if (desc.parameter_count != plan.parameter_count)
+        invalid("the model has ", plan.parameter_count, " parameters but ", desc.parameter_count, " were given");
+    if (!desc.parameters) invalid("the predictor descriptor has a null parameters pointer");
+    return plan;
+}
+#endif
+
 // The largest batch size in [0, max_rows] whose tensors, bytes_for(rows) (growing with rows), fit `budget`
 // bytes; 0 when not even one row fits. What a BUDGET_EXCEEDED message names as the batch size to use.
 template <class BytesFor>

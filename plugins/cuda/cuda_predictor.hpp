@@ -1,0 +1,77 @@
+// brain::cuda::CudaPredictor: the CUDA backend's predictor (ABI 1.2's predictor entries). The weights stay on the
+// device with no optimizer state; each predictor_run call goes through the device in parts whose host copies,
+// transfers and products overlap, each part's products and kernels replayed from a CUDA graph where its shape
+// repeats.
+#pragma once
+
+#include "cuda_handles.hpp"
+#include "device_allocator.hpp"
+#include "device_plan.hpp"
+#include "kernel_module.hpp"
+#include "lt_matmul.hpp"
+
+#include <brain/plugin_abi.h>
+#include <brain/session_plan.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace brain::cuda {
+
+// A CUDA predictor. Not thread-safe (the ABI allows one predictor_run at a time).
+class CudaPredictor {
+public:
+    // Validate, check the budget before any CUDA call (BUDGET_EXCEEDED names the largest max_batch_rows that
+    // fits), then upload the weights: float32 for precision float32 and tf32, a bf16 copy for bf16.
+    explicit CudaPredictor(const brain_predictor_desc& desc);
+    ~CudaPredictor();
+    CudaPredictor(const CudaPredictor&) = delete;
+    CudaPredictor& operator=(const CudaPredictor&) = delete;
+
+    // Outputs of `rows` (<= max_batch_rows) standardised input rows, after the output activation.
+    void run(const float* inputs, std::uint64_t rows, float* outputs);
+
+private:
+    // The products of one part shape: `rows` rows read from input slot `slot`, with its captured graph.
+    struct Part {
+        std::size_t rows = 0;
+        int slot = 0;
+        std::vector<LtMatmul> forward;
+        std::vector<bool> bias_in_product;       // the product's epilogue adds the bias
+        std::vector<bool> activation_in_product; // ... and applies ReLU
+        GraphExec graph;                         // captured at its first use, for the repeating shape only
+    };
+
+    Part& part_for(std::size_t rows, int slot);
+    Part plan_part(std::size_t rows, int slot);
+    void enqueue_part(const Part& part);
+    unsigned elementwise_blocks(std::uint64_t count) const noexcept;
+
+    sdk::PredictorPlan m_plan;
+    PaddedLayout m_layout;
+    std::size_t m_part_rows = 0; // rows of a full part
+    std::size_t m_widest_hidden = 0;
+    int m_device = 0;
+    int m_sm_count = 1;
+    const KernelModule* m_kernels = nullptr;
+    DeviceAllocator m_allocator;
+    Stream m_compute, m_copy; // the products and read-backs; the inputs' transfers
+    LtHandle m_lt;
+    CublasHandle m_cublas; // only for products cuBLASLt has no algorithm for
+    std::uint64_t m_workspace_bytes = 0;
+    DeviceBuffer m_weights;   // the padded layout: float32, or bf16 for precision bf16
+    DeviceBuffer m_head_bias; // bf16 only: the output layer's biases in float32
+    DeviceBuffer m_x[2];      // float32 inputs, one per slot
+    DeviceBuffer m_x16;       // bf16 only: the part's inputs converted
+    DeviceBuffer m_hidden[2]; // hidden activations, alternating by layer
+    DeviceBuffer m_y;         // the part's outputs
+    DeviceBuffer m_workspace;
+    PinnedBuffer m_stage[2]; // the inputs of a part, copied from the caller's rows
+    PinnedBuffer m_out;      // a call's outputs
+    Event m_copied[2];       // a slot's inputs are on the device
+    Event m_consumed[2];     // a slot's inputs were read by its part's products
+    std::vector<Part> m_parts;
+    bool m_use_graphs = true;
+};
+
+} // namespace brain::cuda

@@ -1,0 +1,219 @@
+// Prediction on a backend (Network::predict_with_backend, brain::Predictor, the ABI 1.2 predictor entries) on the
+// CPU plugin, the precise refusals of precisions a backend does not run, what an older plugin reports, and the
+// memory estimate by precision. The CUDA side is in test_cuda_bf16.cpp.
+#include "support/catch.hpp"
+#include "support/env.hpp"
+#include "support/error_match.hpp"
+#include "support/numeric.hpp"
+
+#include <brain/brain.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using brain::Activation;
+using brain::ErrorCode;
+using brain::Loss;
+using brain::Precision;
+using brain::TrainingBackend;
+using brain::test::ScopedEnv;
+
+namespace {
+
+// Rows of `inputs` features in [-2, 2), seeded.
+brain::Matrix rows_of(std::size_t rows, std::size_t inputs, std::uint64_t seed) {
+    brain::Random rng(seed);
+    brain::Matrix x(rows, inputs);
+    for (auto& v : x.data()) v = static_cast<float>(rng.uniform(-2.0, 2.0));
+    return x;
+}
+
+// A network with the given hidden activation and head, trained for two epochs on the CPU so its weights are not
+// the initial ones, and given a standardisation.
+brain::Network trained(std::size_t inputs, Activation hidden, Activation head, std::size_t outputs, Loss loss) {
+    auto net = brain::Network::builder()
+                   .input_size(inputs)
+                   .dense(24, hidden)
+                   .dense(17, hidden)
+                   .dense(outputs, head)
+                   .loss(loss)
+                   .optimizer(brain::Optimizer::adam(0.01f))
+                   .seed(3)
+                   .build();
+    const brain::Matrix x = rows_of(200, inputs, 5);
+    brain::Matrix y(200, outputs);
+    for (std::size_t r = 0; r < 200; ++r) {
+        const float s = x(r, 0) - 0.5f * x(r, inputs - 1);
+        for (std::size_t k = 0; k < outputs; ++k) {
+            if (loss == Loss::CategoricalCrossEntropy)
+                y(r, k) = (static_cast<std::size_t>(s * 3 + 9) % outputs) == k;
+            else if (loss == Loss::BinaryCrossEntropy)
+                y(r, k) = s > 0.1f * static_cast<float>(k) ? 1.0f : 0.0f;
+            else
+                y(r, k) = std::sin(s + static_cast<float>(k));
+        }
+    }
+    brain::Dataset data(x, y);
+    data.standardize();
+    net.fit(data, brain::TrainConfig{2, 32, true, 1});
+    return net;
+}
+
+} // namespace
+
+TEST_CASE("the CPU predictor agrees with the host predict for every activation and head", "[plugin]") {
+    struct Case {
+        Activation hidden, head;
+        std::size_t outputs;
+        Loss loss;
+    };
+    const Case cases[] = {{Activation::Relu, Activation::Linear, 2, Loss::MeanSquaredError},
+                          {Activation::Gelu, Activation::Softmax, 4, Loss::CategoricalCrossEntropy},
+                          {Activation::Tanh, Activation::Sigmoid, 3, Loss::BinaryCrossEntropy},
+                          {Activation::LeakyRelu, Activation::Tanh, 1, Loss::MeanSquaredError},
+                          {Activation::Sigmoid, Activation::Linear, 1, Loss::MeanSquaredError},
+                          {Activation::Linear, Activation::Sigmoid, 1, Loss::MeanSquaredError}};
+    for (const Case& c : cases) {
+        INFO("hidden " << brain::to_string(c.hidden) << ", head " << brain::to_string(c.head));
+        const auto net = trained(9, c.hidden, c.head, c.outputs, c.loss);
+        REQUIRE(net.standardization().has_value());
+        const brain::Matrix inputs = rows_of(1001, 9, 11);
+        const brain::Matrix host = net.predict(inputs);
+        const brain::Matrix device = net.predict_with_backend(inputs, TrainingBackend::cpu());
+        REQUIRE(device.rows() == host.rows());
+        REQUIRE(device.cols() == host.cols());
+        CHECK(brain::test::relative_error(device.data(), host.data()) < 1e-5);
+        // The same rows streamed through a predictor in calls of 64 rows (the last one short).
+        brain::Predictor predictor(net, TrainingBackend::cpu(), 64);
+        CHECK(predictor.batch_rows() == 64);
+        const brain::Matrix streamed = predictor.predict(inputs);
+        CHECK(brain::test::relative_error(streamed.data(), host.data()) < 1e-5);
+        CHECK(predictor.predict(inputs).data() == streamed.data()); // the same calls, the same bits
+        CHECK(predictor.predict(brain::Matrix(0, 9)).rows() == 0);
+    }
+}
+
+TEST_CASE("a predictor checks its inputs and closes after an error", "[plugin]") {
+    const auto net = trained(4, Activation::Relu, Activation::Linear, 1, Loss::MeanSquaredError);
+    brain::Predictor predictor(net, TrainingBackend::cpu(), 16);
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, predictor.predict(rows_of(3, 5, 1)), "expected 4 input columns",
+                        "found 5");
+    brain::Matrix bad = rows_of(3, 4, 1);
+    bad(2, 1) = std::nanf("");
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, predictor.predict(bad), "input row 2, column 1");
+    CHECK(predictor.is_open()); // refused before anything reached the plugin
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument,
+                        net.predict_with_backend(rows_of(3, 2, 1), TrainingBackend::cpu()),
+                        "Network::predict_with_backend", "expected 4 input columns");
+    // Rows are checked batch by batch while the backend works on the one before: the row named is the input's.
+    brain::Predictor small(net, TrainingBackend::cpu(), 4);
+    brain::Matrix late = rows_of(10, 4, 2);
+    late(9, 3) = INFINITY;
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, small.predict(late),
+                        "prediction on cpu: input row 9, column 3 is inf");
+    CHECK(small.is_open());
+    // Finite inputs whose outputs overflow float32 are refused, never returned.
+    auto big =
+        brain::Network::builder().input_size(2).dense(3, Activation::Relu).dense(1, Activation::Linear).build();
+    big.set_parameters(std::vector<float>(big.parameter_count(), 1e18f));
+    brain::Matrix ok_then_overflow{{1.0f, 1.0f}, {1e20f, 1e20f}};
+    BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError,
+                        big.predict_with_backend(ok_then_overflow, TrainingBackend::cpu()), "input row 1",
+                        "gives a non-finite output");
+    predictor.close();
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidState, predictor.predict(rows_of(3, 4, 1)), "not usable");
+}
+
+TEST_CASE("a predictor under a budget halves its batch until it fits, or names the budget", "[plugin]") {
+    // 64 -> 512 -> 512 -> 1: 1.1 MB of parameters; each row needs 2 x 512 floats of hidden activations.
+    const auto net = brain::Network::builder()
+                         .input_size(64)
+                         .dense(512, Activation::Relu)
+                         .dense(512, Activation::Relu)
+                         .dense(1, Activation::Linear)
+                         .seed(2)
+                         .build();
+    const brain::Matrix inputs = rows_of(700, 64, 4);
+    const auto tight = TrainingBackend::plugin("cpu", 0, 2); // 2 MiB: the parameters and a few hundred rows
+    brain::Predictor predictor(net, tight, 4096);
+    CHECK(predictor.batch_rows() < 4096);
+    CHECK(predictor.batch_rows() >= 64);
+    CHECK(brain::test::relative_error(predictor.predict(inputs).data(), net.predict(inputs).data()) < 1e-5);
+    BRAIN_REQUIRE_ERROR(ErrorCode::BudgetExceeded, brain::Predictor(net, TrainingBackend::plugin("cpu", 0, 1), 8),
+                        "the CPU predictor needs", "memory budget", "not even one row fits");
+}
+
+TEST_CASE("the CPU backend refuses tf32 and bf16 with Unsupported naming itself, the mode and the job",
+          "[plugin]") {
+    const auto net = trained(4, Activation::Relu, Activation::Linear, 1, Loss::MeanSquaredError);
+    const brain::Dataset data(rows_of(16, 4, 1), brain::Matrix(16, 1, 0.5f));
+    for (const auto& [precision, mode, name] : {std::tuple{Precision::Tf32, "precision tf32", "tf32"},
+                                               std::tuple{Precision::Bf16, "precision bf16", "bf16"}}) {
+        const auto backend = TrainingBackend::cpu().with_precision(precision);
+        // Training is refused by the core from the plugin's capabilities, before the plugin sees the session.
+        BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported,
+                            brain::TrainingSession(net, data, brain::TrainConfig{1, 4, true, 1}, backend),
+                            "backend \"cpu\" does not compute in", name, "it computes in float32");
+        BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, net.predict_with_backend(rows_of(3, 4, 1), backend),
+                            "the CPU backend computes in float32 only", mode, "for prediction");
+    }
+}
+
+TEST_CASE("the CPU session says which arithmetic ran, in the stats and their JSON", "[plugin]") {
+    const auto net = trained(4, Activation::Relu, Activation::Linear, 1, Loss::MeanSquaredError);
+    const brain::Dataset data(rows_of(16, 4, 1), brain::Matrix(16, 1, 0.5f));
+    brain::TrainingSession session(net, data, brain::TrainConfig{1, 4, true, 1}, TrainingBackend::cpu());
+    session.train_epoch();
+    const auto stats = session.stats();
+    CHECK(stats.arithmetic == "float32 (OpenBLAS)");
+    CHECK(brain::to_json(stats).find("\"arithmetic\":\"float32 (OpenBLAS)\"") != std::string::npos);
+}
+
+TEST_CASE("a plugin built against ABI 1.0 reports Unsupported for prediction, naming its ABI version", "[core]") {
+    ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
+    ScopedEnv only("BRAIN_PLUGIN_PATH_ONLY", std::string("1"));
+    const auto net = brain::Network::builder().input_size(3).dense(2, Activation::Linear).seed(1).build();
+    const auto old = TrainingBackend::plugin("oldminor", 0, 0);
+    BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, net.predict_with_backend(rows_of(4, 3, 1), old),
+                        "backend \"oldminor\" cannot predict", "built against ABI 1.0",
+                        "the predictor arrived in ABI 1.2", "Network::predict");
+    BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, brain::Predictor(net, old), "built against ABI 1.0");
+    // The host path is unaffected.
+    CHECK(net.predict(rows_of(4, 3, 1)).rows() == 4);
+}
+
+TEST_CASE("a plugin with only some of the predictor entries is refused at load", "[core]") {
+    ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
+    ScopedEnv only("BRAIN_PLUGIN_PATH_ONLY", std::string("1"));
+    BRAIN_REQUIRE_ERROR(ErrorCode::PluginAbiMismatch, brain::load_plugin("halfpredictor"), "stage abi",
+                        "predictor_open set", "predictor_run null", "predictor_close null", "all three or none");
+}
+
+TEST_CASE("the memory estimate follows the precision", "[core]") {
+    const auto net = brain::Network::builder()
+                         .input_size(100)
+                         .dense(300, Activation::Gelu)
+                         .dense(200, Activation::Relu)
+                         .dense(10, Activation::Linear)
+                         .seed(1)
+                         .build();
+    for (const Precision p : {Precision::Float32, Precision::Tf32})
+        CHECK(brain::estimate_tensor_memory_bytes(net, 64, p) == brain::estimate_tensor_memory_bytes(net, 64));
+    // bf16 adds a copy of the parameters and halves the hidden activations and deltas: more for one row, less for
+    // many.
+    CHECK(brain::estimate_tensor_memory_bytes(net, 1, Precision::Bf16) >
+          brain::estimate_tensor_memory_bytes(net, 1, Precision::Float32));
+    CHECK(brain::estimate_tensor_memory_bytes(net, 100000, Precision::Bf16) <
+          brain::estimate_tensor_memory_bytes(net, 100000, Precision::Float32));
+    // Linear in the batch, and largest_batch_within inverts it.
+    const auto b1 = brain::estimate_tensor_memory_bytes(net, 1, Precision::Bf16);
+    const auto b2 = brain::estimate_tensor_memory_bytes(net, 2, Precision::Bf16);
+    CHECK(brain::estimate_tensor_memory_bytes(net, 1000, Precision::Bf16) == b1 + 999 * (b2 - b1));
+    for (const std::size_t batch : {1u, 37u, 4096u}) {
+        const auto bytes = brain::estimate_tensor_memory_bytes(net, batch, Precision::Bf16);
+        CHECK(brain::largest_batch_within(net, bytes, Precision::Bf16) == batch);
+        CHECK(brain::largest_batch_within(net, bytes - 1, Precision::Bf16) == batch - 1);
+    }
+    CHECK(brain::estimate_tensor_memory_mib(net, 64, Precision::Bf16) * 1024 * 1024 >=
+          brain::estimate_tensor_memory_bytes(net, 64, Precision::Bf16));
+}
