@@ -43,8 +43,10 @@ std::string schedule_check(KitContext& context) {
     const double error = relative_error(net.parameters(), reference.parameters());
     require(error < 1e-4, "with the schedule " + schedule.to_string() +
                               " the parameters differ from the CPU reference by " + sci(error) +
-                              " (relative, limit 1e-4); the i-th batch of an epoch must use rates[i] of "
-                              "session_set_step_learning_rates (or the rate of session_set_learning_rate)");
+                              " (relative, limit 1e-4); the i-th batch of an epoch, the last short batch (" +
+                              std::to_string(kit.data.size() % kit.config.batch_size) +
+                              " rows) included, must use rates[i] of session_set_step_learning_rates (or the rate "
+                              "of session_set_learning_rate); where parity fails too, fix that first");
     require(got.learning_rates == expected.learning_rates, "the epochs' learning rates differ from the CPU's");
     std::string detail = "parameters within " + sci(error) + " of the CPU reference under " + schedule.to_string();
     if (per_step) {
