@@ -26,8 +26,13 @@ brain::Dataset noisy(std::size_t rows, std::uint64_t seed) {
 
 brain::Network model() {
     // A high SGD rate: the loss falls, then wanders, so there are improvements and epochs without.
-    return brain::Network::builder().input_size(4).dense(24, Activation::Tanh).dense(1, Activation::Linear)
-        .optimizer(brain::Optimizer::sgd(0.3f, 0.9f)).seed(11).build();
+    return brain::Network::builder()
+        .input_size(4)
+        .dense(24, Activation::Tanh)
+        .dense(1, Activation::Linear)
+        .optimizer(brain::Optimizer::sgd(0.3f, 0.9f))
+        .seed(11)
+        .build();
 }
 
 // Every epoch's monitored value and weights, from a run that copies the weights after each epoch.
@@ -89,8 +94,8 @@ TEST_CASE("early stopping stops at the right epoch and restores exactly the best
         std::uint32_t patience;
         double min_delta;
     };
-    for (const Case& c : {Case{"loss", false, 2, 0.01}, Case{"val_loss", true, 3, 0.0}, Case{"loss", false, 0, 0.05},
-                          Case{"val_rmse", true, 2, 0.001}}) {
+    for (const Case& c : {Case{"loss", false, 2, 0.01}, Case{"val_loss", true, 3, 0.0},
+                          Case{"loss", false, 0, 0.05}, Case{"val_rmse", true, 2, 0.001}}) {
         INFO("monitor " << c.monitor << ", patience " << c.patience << ", min_delta " << c.min_delta);
         const brain::Dataset* v = c.with_validation ? &validation : nullptr;
         const Recorded run = record(data, v, c.monitor, 40);
@@ -149,8 +154,8 @@ TEST_CASE("ModelCheckpoint writes every N epochs or on improvement, atomically a
     const auto validation = noisy(80, 4);
     auto every = std::make_shared<brain::ModelCheckpoint>(
         brain::ModelCheckpointOptions{dir / "run-{epoch}.json", 3, false, "", brain::MonitorMode::Auto, true, {}});
-    auto best = std::make_shared<brain::ModelCheckpoint>(brain::ModelCheckpointOptions{
-        dir / "best.json", 1, true, "val_loss", brain::MonitorMode::Auto, false, {}});
+    auto best = std::make_shared<brain::ModelCheckpoint>(
+        brain::ModelCheckpointOptions{dir / "best.json", 1, true, "val_loss", brain::MonitorMode::Auto, false, {}});
     std::vector<float> val_losses;
     auto net = model();
     brain::FitOptions options;

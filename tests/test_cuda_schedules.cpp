@@ -45,8 +45,14 @@ brain::Dataset data_of(std::size_t rows, std::uint64_t seed) {
 }
 
 brain::Network net_of(const Optimizer& optimizer) {
-    return brain::Network::builder().input_size(6).dense(32, Activation::Relu).dense(16, Activation::Tanh)
-        .dense(2, Activation::Linear).optimizer(optimizer).seed(8).build();
+    return brain::Network::builder()
+        .input_size(6)
+        .dense(32, Activation::Relu)
+        .dense(16, Activation::Tanh)
+        .dense(2, Activation::Linear)
+        .optimizer(optimizer)
+        .seed(8)
+        .build();
 }
 
 TrainingBackend gpu() {
@@ -63,7 +69,8 @@ TEST_CASE("CUDA per-step rates constant within each epoch are bit-identical to s
     const std::vector<float> varying = {0.05f, 0.04f, 0.03f, 0.02f, 0.015f, 0.01f, 0.008f, 0.006f, 0.004f, 0.003f};
     for (const Path& path : k_paths) {
         ScopedEnv fused("BRAIN_CUDA_FUSED", std::string(path.fused));
-        for (const auto& optimizer : {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.01f), Optimizer::adamw(0.01f, 0.05f)}) {
+        for (const auto& optimizer :
+             {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.01f), Optimizer::adamw(0.01f, 0.05f)}) {
             INFO(path.name << ", " << brain::to_string(optimizer.kind));
             const brain::TrainConfig config{6, 32, true, 5};
             brain::TrainingSession by_epoch(net_of(optimizer), data, config, gpu());
@@ -92,8 +99,9 @@ TEST_CASE("CUDA per-step rates constant within each epoch are bit-identical to s
     }
 }
 
-TEST_CASE("CUDA follows per-step schedules as the CPU does, on every epoch path, past the kernels' coefficient table",
-          "[cuda]") {
+TEST_CASE(
+    "CUDA follows per-step schedules as the CPU does, on every epoch path, past the kernels' coefficient table",
+    "[cuda]") {
     REQUIRE_GPU();
     // Batches of 2: 300 steps an epoch, more than the 256 steps the fused kernels' coefficient table holds at once.
     const auto data = data_of(600, 2);
@@ -229,8 +237,53 @@ TEST_CASE("CUDA early stopping restores exactly the best weights, copying them o
         CHECK(report.restored_epoch == best);
         CHECK(net.parameters() == weights[best - 1]);
         CHECK(report.weight_copies == improvements);
-        // What crossed back: one float per epoch and one checkpoint (parameters, optimizer state, step) per new best.
+        // What crossed back: one float per epoch and one checkpoint (parameters, optimizer state, step) per new
+        // best.
         const std::uint64_t checkpoint_bytes = 4ull * (net.parameter_count() + net.optimizer_state().size()) + 8;
         CHECK(report.stats.device_to_host_bytes == 4ull * stop + improvements * checkpoint_bytes);
+    }
+}
+
+TEST_CASE(
+    "CUDA per-step rates on the bf16 mixed-precision and the staged paths: as set_learning_rate, and as the CPU",
+    "[cuda]") {
+    REQUIRE_GPU();
+    const auto data = data_of(60000, 6); // 1.9 MB of float32 rows and a 240 KB permutation: 2 MiB stages them
+    const brain::TrainConfig config{3, 500, true, 4};
+    const std::vector<float> per_epoch = {0.01f, 0.004f, 0.002f};
+    struct Case {
+        const char* name;
+        TrainingBackend backend;
+    };
+    const Case cases[] = {
+        {"bf16 mixed precision", TrainingBackend::cuda(0, 512).with_precision(brain::Precision::Bf16)},
+        {"staged batches", TrainingBackend::cuda(0, 2)}};
+    for (const Case& c : cases) {
+        INFO(c.name);
+        for (const auto& optimizer : {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.01f)}) {
+            INFO(brain::to_string(optimizer.kind));
+            brain::TrainingSession by_epoch(net_of(optimizer), data, config, c.backend);
+            brain::TrainingSession by_step(net_of(optimizer), data, config, c.backend);
+            REQUIRE(by_step.supports_step_learning_rates());
+            for (float rate : per_epoch) {
+                by_epoch.set_learning_rate(rate);
+                const float a = by_epoch.train_epoch();
+                by_step.set_step_learning_rates(std::vector<float>(by_step.batches_per_epoch(), rate));
+                CHECK(a == by_step.train_epoch());
+            }
+            CHECK(by_epoch.checkpoint().parameters == by_step.checkpoint().parameters);
+        }
+        // A per-step schedule against the CPU: float32 within the kit's tolerance; bf16 within the one
+        // test_cuda_bf16 states against float32 (bf16 operands round to 8 bits of mantissa).
+        brain::FitOptions options;
+        options.schedule = LearningRateSchedule::cosine(0.5f, 1e-4f);
+        auto cpu = net_of(Optimizer::adam(0.01f));
+        const auto cpu_report = cpu.fit(data, config, options);
+        auto device = net_of(Optimizer::adam(0.01f));
+        const auto report = device.fit_with_backend(data, config, c.backend, options);
+        CHECK(report.learning_rates == cpu_report.learning_rates);
+        const bool bf16 = c.backend.precision() == brain::Precision::Bf16;
+        CHECK(report.stats.dataset_resident == bf16); // the 2 MiB case is staged
+        CHECK(brain::test::relative_error(device.parameters(), cpu.parameters()) < (bf16 ? 0.1 : 1e-4));
     }
 }

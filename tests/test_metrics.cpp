@@ -1,8 +1,9 @@
 // Metrics against values computed by hand on fixed tables: accuracy, per-class precision/recall/F1, macro and
-// weighted averages, the confusion matrix, RMSE/MAE/R^2; the same through Network::evaluate; class columns of numbers.
+// weighted averages, the confusion matrix, RMSE/MAE/R^2; the same through Network::evaluate; class columns of
+// numbers.
 #include "support/catch.hpp"
-#include "support/numeric.hpp"
 #include "support/error_match.hpp"
+#include "support/numeric.hpp"
 #include "support/tempdir.hpp"
 
 #include <brain/brain.hpp>
@@ -89,7 +90,8 @@ TEST_CASE("Network::evaluate reports the metrics of its own predictions", "[core
         const auto e = net.evaluate(brain::Dataset(x, y));
         REQUIRE(e.classification.has_value());
         CHECK(e.accuracy == 0.625f);
-        CHECK(e.classification->confusion == brain::classification_metrics(k_truth, k_predicted, {"0", "1", "2"}).confusion);
+        CHECK(e.classification->confusion ==
+              brain::classification_metrics(k_truth, k_predicted, {"0", "1", "2"}).confusion);
         CHECK(e.classification->labels == std::vector<std::string>{"0", "1", "2"});
         CHECK(brain::test::close(*e.value("macro_f1"), (0.5 + 4.0 / 3.0) / 3.0, 1e-12, 0.0));
         CHECK_FALSE(e.regression.has_value());

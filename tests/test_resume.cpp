@@ -31,8 +31,14 @@ brain::Dataset noisy(std::size_t rows, std::uint64_t seed, std::size_t outputs =
 }
 
 brain::Network model(const brain::Optimizer& optimizer) {
-    return brain::Network::builder().input_size(5).dense(20, Activation::Relu).dense(12, Activation::Tanh)
-        .dense(1, Activation::Linear).optimizer(optimizer).seed(21).build();
+    return brain::Network::builder()
+        .input_size(5)
+        .dense(20, Activation::Relu)
+        .dense(12, Activation::Tanh)
+        .dense(1, Activation::Linear)
+        .optimizer(optimizer)
+        .seed(21)
+        .build();
 }
 
 struct Outcome {
@@ -52,8 +58,8 @@ brain::FitOptions options_for(const brain::Dataset& validation, const LearningRa
     es.patience = patience;
     es.min_delta = 0.02;
     early = std::make_shared<brain::EarlyStopping>(es);
-    auto writer = std::make_shared<brain::ModelCheckpoint>(
-        brain::ModelCheckpointOptions{dir / "epoch-{epoch}.json", 5, false, "", brain::MonitorMode::Auto, true, {}});
+    auto writer = std::make_shared<brain::ModelCheckpoint>(brain::ModelCheckpointOptions{
+        dir / "epoch-{epoch}.json", 5, false, "", brain::MonitorMode::Auto, true, {}});
     options.callbacks = {early, writer};
     return options;
 }
@@ -175,8 +181,8 @@ TEST_CASE("a checkpoint file round-trips exactly and a broken one is refused nam
     schedule.observe(0.25);
     schedule.finish_epoch();
     checkpoint.schedule = schedule;
-    checkpoint.callbacks["early_stopping"] = brain::CallbackState{{{"wait", 3}, {"best_bits", ~0ull >> 2}},
-                                                                  {{"best_parameters", {1.5f, -2.25f}}}};
+    checkpoint.callbacks["early_stopping"] =
+        brain::CallbackState{{{"wait", 3}, {"best_bits", ~0ull >> 2}}, {{"best_parameters", {1.5f, -2.25f}}}};
     checkpoint.losses = {0.5f, 0.25f};
     checkpoint.learning_rates = {0.01f, 0.01f};
     checkpoint.data_rows = 300;
@@ -236,7 +242,8 @@ TEST_CASE("a resume that would not continue the same run is refused before train
     brain::FitOptions resume;
     resume.resume = &checkpoint;
     auto again = checkpoint.network;
-    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, again.fit(noisy(120, 6), brain::TrainConfig{1, 20, true, 3}, resume),
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData,
+                        again.fit(noisy(120, 6), brain::TrainConfig{1, 20, true, 3}, resume),
                         "resume: the training data (120 rows) is not the run's");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, again.fit(data, brain::TrainConfig{1, 30, true, 3}, resume),
                         "batch size 20", "this fit asks for 30");

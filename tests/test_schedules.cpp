@@ -1,6 +1,7 @@
 // Learning-rate schedules: each formula against its closed form on the host, the text form, reduce-on-plateau's
-// rule, and how a schedule reaches a plugin: per-step rates (ABI 1.2) that train bit-identically to set_learning_rate
-// where both apply, the per-epoch path for a plugin without them, and the precise Unsupported where neither does.
+// rule, and how a schedule reaches a plugin: per-step rates (ABI 1.2) that train bit-identically to
+// set_learning_rate where both apply, the per-epoch path for a plugin without them, and the precise Unsupported
+// where neither does.
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
@@ -50,13 +51,18 @@ brain::Dataset wave(std::size_t rows) {
 }
 
 brain::Network model(const brain::Optimizer& optimizer) {
-    return brain::Network::builder().input_size(3).dense(12, Activation::Tanh).dense(1, Activation::Linear)
-        .optimizer(optimizer).seed(4).build();
+    return brain::Network::builder()
+        .input_size(3)
+        .dense(12, Activation::Tanh)
+        .dense(1, Activation::Linear)
+        .optimizer(optimizer)
+        .seed(4)
+        .build();
 }
 
 const std::vector<brain::Optimizer>& optimizers() {
-    static const std::vector<brain::Optimizer> all = {brain::Optimizer::sgd(0.05f, 0.9f), brain::Optimizer::adam(0.01f),
-                                                      brain::Optimizer::adamw(0.01f, 0.05f)};
+    static const std::vector<brain::Optimizer> all = {
+        brain::Optimizer::sgd(0.05f, 0.9f), brain::Optimizer::adam(0.01f), brain::Optimizer::adamw(0.01f, 0.05f)};
     return all;
 }
 
@@ -94,9 +100,8 @@ TEST_CASE("each schedule's rate per step equals its closed form", "[core]") {
         CHECK(r[19] > 1e-4f);
     }
     SECTION("cosine without warm-up, its horizon the run's epochs") {
-        check_rates(LearningRateSchedule::cosine(), 0.01f, 4, 3, [&](std::uint64_t s) {
-            return base * 0.5 * (1.0 + std::cos(pi * s / 12.0));
-        });
+        check_rates(LearningRateSchedule::cosine(), 0.01f, 4, 3,
+                    [&](std::uint64_t s) { return base * 0.5 * (1.0 + std::cos(pi * s / 12.0)); });
     }
     SECTION("one-cycle, PyTorch's OneCycleLR") {
         const double initial = base / 10.0, final_rate = initial / 100.0;
@@ -116,9 +121,10 @@ TEST_CASE("each schedule's rate per step equals its closed form", "[core]") {
 }
 
 TEST_CASE("a schedule's text form round-trips and bad text is refused naming the key", "[core]") {
-    for (const char* text : {"constant", "constant:warmup=2", "step:every=3,gamma=0.5", "exponential:gamma=0.95",
-                             "cosine:warmup=0.5,min=1e-05,epochs=20", "onecycle:pct=0.3,div=25,final_div=10000",
-                             "plateau:factor=0.5,patience=2,threshold=0.001,cooldown=1,min=1e-06,monitor=val_loss"}) {
+    for (const char* text :
+         {"constant", "constant:warmup=2", "step:every=3,gamma=0.5", "exponential:gamma=0.95",
+          "cosine:warmup=0.5,min=1e-05,epochs=20", "onecycle:pct=0.3,div=25,final_div=10000",
+          "plateau:factor=0.5,patience=2,threshold=0.001,cooldown=1,min=1e-06,monitor=val_loss"}) {
         const auto parsed = LearningRateSchedule::parse(text);
         INFO(text << " -> " << parsed.to_string());
         CHECK(LearningRateSchedule::parse(parsed.to_string()).to_string() == parsed.to_string());
@@ -273,8 +279,8 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
     }
     SECTION("a plugin of ABI 1.0 cannot change its rate at all") {
         const auto old = TrainingBackend::plugin("oldminor", 0, 0);
-        brain::TrainingSession session(model(brain::Optimizer::adam(0.1f)), wave(8), brain::TrainConfig{1, 4, true, 1},
-                                       old);
+        brain::TrainingSession session(model(brain::Optimizer::adam(0.1f)), wave(8),
+                                       brain::TrainConfig{1, 4, true, 1}, old);
         BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, session.set_schedule(LearningRateSchedule::step(1, 0.5f)),
                             "backend \"oldminor\" (its plugin built against ABI 1.0)", "step:every=1",
                             "session_set_learning_rate arrived in ABI 1.1");
@@ -284,8 +290,8 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
 }
 
 TEST_CASE("set_step_learning_rates checks its rates before the plugin sees them", "[plugin]") {
-    brain::TrainingSession session(model(brain::Optimizer::adam(0.01f)), wave(64), brain::TrainConfig{1, 16, true, 1},
-                                   TrainingBackend::cpu());
+    brain::TrainingSession session(model(brain::Optimizer::adam(0.01f)), wave(64),
+                                   brain::TrainConfig{1, 16, true, 1}, TrainingBackend::cpu());
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, session.set_step_learning_rates(std::vector<float>(3, 0.1f)),
                         "expected 4 rates", "found 3");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument,

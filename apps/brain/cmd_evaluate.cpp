@@ -1,5 +1,5 @@
-// brain evaluate: a saved model's loss and metrics on the rows of a CSV file (Network::evaluate), as tables or JSON.
-// Runs on the host; needs no plugin and no GPU.
+// brain evaluate: a saved model's loss and metrics on the rows of a CSV file (Network::evaluate), as tables or
+// JSON. Runs on the host; needs no plugin and no GPU.
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
@@ -37,10 +37,11 @@ int run_evaluate(const EvaluateOptions& o) {
     Dataset data(table.numeric_columns(features), truth.targets);
     const Evaluation evaluation = network.evaluate(data);
 
-    std::string kind = network.is_classifier()
-                           ? str(to_string(network.layers().back().activation), " classifier, ",
-                                 network.output_size() == 1 ? 2 : network.output_size(), " classes")
-                           : str("regressor, ", network.output_size(), " output", network.output_size() == 1 ? "" : "s");
+    std::string kind =
+        network.is_classifier()
+            ? str(to_string(network.layers().back().activation), " classifier, ",
+                  network.output_size() == 1 ? 2 : network.output_size(), " classes")
+            : str("regressor, ", network.output_size(), " output", network.output_size() == 1 ? "" : "s");
     if (o.json) {
         std::string names = "[";
         for (std::size_t i = 0; i < columns.size(); ++i) names += (i ? "," : "") + json_string(columns[i]);
@@ -52,8 +53,7 @@ int run_evaluate(const EvaluateOptions& o) {
                   << "\n";
         return exit_ok;
     }
-    std::cout << "model: " << o.model << " (" << kind << "); data: " << o.csv << ", " << table.rows()
-              << " rows\n";
+    std::cout << "model: " << o.model << " (" << kind << "); data: " << o.csv << ", " << table.rows() << " rows\n";
     print_metrics(std::cout, evaluation, true);
     return exit_ok;
 }
@@ -63,10 +63,11 @@ int run_evaluate(const EvaluateOptions& o) {
 void add_evaluate_command(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<EvaluateOptions>();
     auto* cmd = app.add_subcommand(
-        "evaluate", "Evaluate a saved model on a CSV file with true values: the loss and, for classifiers, accuracy, "
-                    "per-class precision, recall and F1 with macro and weighted averages and the confusion matrix; "
-                    "for regressors RMSE, MAE and R^2 per output. Features are found by the model's feature names, "
-                    "true values by its target column(s). Runs on the host, no GPU needed.");
+        "evaluate",
+        "Evaluate a saved model on a CSV file with true values: the loss and, for classifiers, accuracy, "
+        "per-class precision, recall and F1 with macro and weighted averages and the confusion matrix; "
+        "for regressors RMSE, MAE and R^2 per output. Features are found by the model's feature names, "
+        "true values by its target column(s). Runs on the host, no GPU needed.");
     cmd->add_option("--model", o->model, "a model file written by brain train (save_json)")->required();
     cmd->add_option("--csv", o->csv, "rows with their true values, with a header row")->required();
     cmd->add_option("--target", o->targets,

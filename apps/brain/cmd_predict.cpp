@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <brain/brain.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -137,9 +136,9 @@ void print_accuracy(const Network& network, const CsvTable& table, const std::st
     std::vector<std::size_t> want, got;
     for (std::size_t i = 0; i < truth.rows.size(); ++i) {
         const auto row = truth.targets.row(i);
-        want.push_back(row.size() == 1 ? (row[0] >= 0.5f ? 1 : 0)
-                                       : static_cast<std::size_t>(std::max_element(row.begin(), row.end()) -
-                                                                  row.begin()));
+        want.push_back(row.size() == 1
+                           ? (row[0] >= 0.5f ? 1 : 0)
+                           : static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin()));
         got.push_back(classes[truth.rows[i]]);
     }
     std::size_t right = 0;

@@ -1,6 +1,6 @@
 // brain train: read a CSV, build a network and train it with Network::fit_with_backend epoch by epoch (progress,
-// validation loss and learning rate per epoch, on every backend alike), with a learning-rate schedule, early stopping
-// and resumable checkpoints as asked; or continue a run from a checkpoint (--resume). Then save the model.
+// validation loss and learning rate per epoch, on every backend alike), with a learning-rate schedule, early
+// stopping and resumable checkpoints as asked; or continue a run from a checkpoint (--resume). Then save the model.
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
@@ -9,8 +9,8 @@
 #include "train_run.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <brain/brain.hpp>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -54,7 +54,8 @@ std::string describe_layers(const std::vector<LayerSpec>& layers) {
 }
 
 // The CsvOptions of the run's data: its target columns, the class column if any, the limits.
-CsvOptions data_options(const std::vector<std::string>& targets, const std::string& classes, const InputLimits& limits) {
+CsvOptions data_options(const std::vector<std::string>& targets, const std::string& classes,
+                        const InputLimits& limits) {
     CsvOptions options;
     options.target_columns = targets;
     if (!classes.empty()) options.class_columns = {classes};
@@ -214,8 +215,8 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
     run.train = std::move(train);
     run.validation = std::move(validation);
     run.config = checkpoint.config;
-    run.config.epochs = static_cast<std::uint32_t>(std::min<std::uint64_t>(target - checkpoint.epochs_trained(),
-                                                                           UINT32_MAX));
+    run.config.epochs =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(target - checkpoint.epochs_trained(), UINT32_MAX));
     run.target_epochs = target;
     run.backend = backend;
     run.resume = &checkpoint;
@@ -327,6 +328,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
             exit_code = run_resume(*o, *cmd);
             return;
         }
+        // A usage error like every other missing option (exit 106 and the usage hint), naming both ways to say it.
+        if (o->targets.empty() && o->classes.empty())
+            throw CLI::RequiredError("--target COLUMN (or --classes COLUMN for a column of classes)");
         BRAIN_CHECK_ARG(!o->csv.empty(), "--csv is required: the training data, a CSV file with a header row");
         exit_code = run_train(*o);
     });

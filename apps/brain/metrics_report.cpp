@@ -93,8 +93,8 @@ Truth read_truth(const Network& network, const CsvTable& table, const std::vecto
         for (std::size_t r = 0; r < table.rows(); ++r) truth.rows.push_back(r);
         return truth;
     }
-    BRAIN_CHECK(columns.size() == 1, ErrorCode::InvalidArgument, "a classifier's true classes come from one column; ",
-                columns.size(), " were named");
+    BRAIN_CHECK(columns.size() == 1, ErrorCode::InvalidArgument,
+                "a classifier's true classes come from one column; ", columns.size(), " were named");
     const auto column = table.column_index(columns.front());
     BRAIN_CHECK(column.has_value(), ErrorCode::InvalidData, table.origin(), " has no column ",
                 quote_excerpt(columns.front()), " of true classes; name one of its columns (--target)");
@@ -109,7 +109,8 @@ Truth read_truth(const Network& network, const CsvTable& table, const std::vecto
             }
             std::string known;
             const auto& labels = network.class_labels();
-            for (std::size_t i = 0; i < labels.size() && i < 12; ++i) known += str(i ? ", " : "", printable(labels[i]));
+            for (std::size_t i = 0; i < labels.size() && i < 12; ++i)
+                known += str(i ? ", " : "", printable(labels[i]));
             if (labels.size() > 12) known += ", ...";
             BRAIN_THROW(ErrorCode::InvalidData, table.origin(), ":", table.line_of(r), ": ",
                         table.column_label(*column), " holds ", quote_excerpt(cell),
@@ -193,8 +194,8 @@ std::string metrics_json(const Evaluation& e, bool with_loss,
     if (with_loss) fields.emplace_back("loss", number(e.loss));
     if (e.accuracy) fields.emplace_back("accuracy", number(*e.accuracy));
     auto scores = [](const ClassScores& s) {
-        return "{\"precision\":" + number(s.precision) + ",\"recall\":" + number(s.recall) + ",\"f1\":" +
-               number(s.f1) + ",\"support\":" + std::to_string(s.support) + "}";
+        return "{\"precision\":" + number(s.precision) + ",\"recall\":" + number(s.recall) +
+               ",\"f1\":" + number(s.f1) + ",\"support\":" + std::to_string(s.support) + "}";
     };
     if (const auto& c = e.classification) {
         fields.emplace_back("rows", std::to_string(c->rows));

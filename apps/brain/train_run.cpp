@@ -61,14 +61,14 @@ void store_flags(const RunFlags& flags, std::map<std::string, std::string>& note
 RunFlags stored_flags(const std::map<std::string, std::string>& notes) {
     RunFlags flags;
     if (note(notes, "early_stopping"))
-        flags.patience = static_cast<std::uint32_t>(std::min<std::uint64_t>(whole_note(notes, "early_stopping"),
-                                                                            UINT32_MAX));
+        flags.patience =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(whole_note(notes, "early_stopping"), UINT32_MAX));
     if (const std::string* monitor = note(notes, "monitor")) flags.monitor = *monitor;
     if (const std::string* delta = note(notes, "min_delta"))
         std::from_chars(delta->data(), delta->data() + delta->size(), flags.min_delta);
     if (note(notes, "checkpoint_every")) {
-        flags.checkpoint_every = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(whole_note(notes, "checkpoint_every"), UINT32_MAX));
+        flags.checkpoint_every =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(whole_note(notes, "checkpoint_every"), UINT32_MAX));
         if (const std::string* dir = note(notes, "checkpoint_dir")) flags.checkpoint_dir = *dir;
     }
     return flags;
@@ -116,7 +116,8 @@ int run_training(TrainRun& run) {
 
     const Network& network = run.network;
     std::cout << "Training " << network.layers().front().inputs;
-    for (const auto& layer : network.layers()) std::cout << " -> " << layer.outputs << " " << to_string(layer.activation);
+    for (const auto& layer : network.layers())
+        std::cout << " -> " << layer.outputs << " " << to_string(layer.activation);
     std::cout << " (" << to_string(network.loss()) << ", " << to_string(network.optimizer().kind) << " lr "
               << network.optimizer().learning_rate << ") on " << run.backend.describe() << ", batch "
               << run.config.batch_size << "\n";

@@ -26,7 +26,7 @@ struct TrainRun {
     Network network;
     Dataset train;
     std::optional<Dataset> validation;
-    TrainConfig config;   // epochs: the epochs this run trains
+    TrainConfig config;              // epochs: the epochs this run trains
     std::uint64_t target_epochs = 0; // the epoch count it ends at
     TrainingBackend backend = TrainingBackend::cpu();
     std::optional<LearningRateSchedule> schedule;

@@ -1,5 +1,5 @@
-// The built-in callbacks: EarlyStopping (Keras's rules: patience, min_delta, restore_best_weights, start_from_epoch)
-// and ModelCheckpoint (every N epochs or on improvement, resumable or the model file).
+// The built-in callbacks: EarlyStopping (Keras's rules: patience, min_delta, restore_best_weights,
+// start_from_epoch) and ModelCheckpoint (every N epochs or on improvement, resumable or the model file).
 #include <bit>
 #include <brain/callbacks.hpp>
 #include <brain/error.hpp>
@@ -48,8 +48,8 @@ void Callback::restore_state(const CallbackState&) {}
 // --- EarlyStopping ----------------------------------------------------------------------------------------------
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : m_options(std::move(options)) {
-    BRAIN_CHECK_ARG(std::isfinite(m_options.min_delta) && m_options.min_delta >= 0.0, "EarlyStopping: min_delta is ",
-                    m_options.min_delta, "; expected a finite number >= 0");
+    BRAIN_CHECK_ARG(std::isfinite(m_options.min_delta) && m_options.min_delta >= 0.0,
+                    "EarlyStopping: min_delta is ", m_options.min_delta, "; expected a finite number >= 0");
 }
 
 void EarlyStopping::on_train_begin(FitContext& context) {
@@ -89,8 +89,8 @@ void EarlyStopping::on_epoch_end(FitContext& context) {
     };
     ++m_wait;
     const bool improved =
-        std::isfinite(current) &&
-        (!m_has_best || (m_maximize ? current > m_best + m_options.min_delta : current < m_best - m_options.min_delta));
+        std::isfinite(current) && (!m_has_best || (m_maximize ? current > m_best + m_options.min_delta
+                                                              : current < m_best - m_options.min_delta));
     if (improved) {
         m_best = current;
         m_has_best = true;

@@ -35,7 +35,8 @@ public:
     std::string default_monitor() const { return m_options.validation ? "val_loss" : "loss"; }
     const Network& weights();
     void stop(std::string reason) {
-        if (m_stop_reason.empty()) m_stop_reason = reason.empty() ? "a callback stopped training" : std::move(reason);
+        if (m_stop_reason.empty())
+            m_stop_reason = reason.empty() ? "a callback stopped training" : std::move(reason);
     }
     bool stopping() const noexcept { return !m_stop_reason.empty(); }
     void restore_weights(const Checkpoint& weights, std::uint64_t epoch) {
@@ -76,7 +77,8 @@ std::vector<std::string> FitRun::monitors() const {
     names.push_back("val_loss");
     if (m_trained.is_classifier()) {
         names.push_back("val_accuracy");
-        const bool single_label = m_trained.output_size() == 1 || m_trained.layers().back().activation == Activation::Softmax;
+        const bool single_label =
+            m_trained.output_size() == 1 || m_trained.layers().back().activation == Activation::Softmax;
         if (single_label)
             for (const char* n : {"val_macro_f1", "val_weighted_f1", "val_macro_precision", "val_macro_recall"})
                 names.push_back(n);
@@ -199,18 +201,19 @@ FitReport FitRun::run() {
 void check_resume(const Network& network, const Dataset& data, const TrainConfig& config,
                   const TrainingCheckpoint& checkpoint) {
     const Network& saved = checkpoint.network;
-    BRAIN_CHECK_ARG(network.epochs_trained() == saved.epochs_trained() &&
-                        network.parameter_count() == saved.parameter_count(),
-                    "resume: the network has trained ", network.epochs_trained(), " epochs and has ",
-                    network.parameter_count(), " parameters, the checkpoint's ", saved.epochs_trained(), " and ",
-                    saved.parameter_count(), "; call fit on the checkpoint's own network (TrainingCheckpoint::network)");
+    BRAIN_CHECK_ARG(
+        network.epochs_trained() == saved.epochs_trained() && network.parameter_count() == saved.parameter_count(),
+        "resume: the network has trained ", network.epochs_trained(), " epochs and has ", network.parameter_count(),
+        " parameters, the checkpoint's ", saved.epochs_trained(), " and ", saved.parameter_count(),
+        "; call fit on the checkpoint's own network (TrainingCheckpoint::network)");
     const std::uint64_t seed = config.seed.value_or(network.seed());
-    BRAIN_CHECK_ARG(config.batch_size == checkpoint.config.batch_size && config.shuffle == checkpoint.config.shuffle &&
-                        seed == checkpoint.config.seed.value_or(saved.seed()),
-                    "resume: the run trained with batch size ", checkpoint.config.batch_size, ", shuffle ",
-                    checkpoint.config.shuffle ? "on" : "off", " and seed ", checkpoint.config.seed.value_or(saved.seed()),
-                    "; this fit asks for ", config.batch_size, ", ", config.shuffle ? "on" : "off", " and ", seed,
-                    ". Use the run's (TrainingCheckpoint::remaining()) to continue it exactly");
+    BRAIN_CHECK_ARG(
+        config.batch_size == checkpoint.config.batch_size && config.shuffle == checkpoint.config.shuffle &&
+            seed == checkpoint.config.seed.value_or(saved.seed()),
+        "resume: the run trained with batch size ", checkpoint.config.batch_size, ", shuffle ",
+        checkpoint.config.shuffle ? "on" : "off", " and seed ", checkpoint.config.seed.value_or(saved.seed()),
+        "; this fit asks for ", config.batch_size, ", ", config.shuffle ? "on" : "off", " and ", seed,
+        ". Use the run's (TrainingCheckpoint::remaining()) to continue it exactly");
     BRAIN_CHECK(data.size() == checkpoint.data_rows && data_fingerprint(data) == checkpoint.data_fingerprint,
                 ErrorCode::InvalidData, "resume: the training data (", data.size(),
                 " rows) is not the run's: its rows differ from the ", checkpoint.data_rows,
@@ -220,7 +223,8 @@ void check_resume(const Network& network, const Dataset& data, const TrainConfig
 
 } // namespace detail
 
-// --- FitContext ---------------------------------------------------------------------------------------------------
+// --- FitContext
+// ---------------------------------------------------------------------------------------------------
 
 std::uint64_t FitContext::epoch() const noexcept {
     return m_run->epoch();
@@ -250,8 +254,9 @@ void FitContext::require_monitor(std::string_view name, std::string_view who) co
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     BRAIN_THROW(ErrorCode::InvalidArgument, who, " monitors ", quote_excerpt(name),
                 ", which this run does not report each epoch; it reports ", list,
-                name.starts_with("val_") ? "" : " (metrics other than the loss are evaluated on a validation set: "
-                                                "monitor val_<name> and give one)",
+                name.starts_with("val_") ? ""
+                                         : " (metrics other than the loss are evaluated on a validation set: "
+                                           "monitor val_<name> and give one)",
                 name.starts_with("val_") && names.size() == 1 ? " (val_ quantities need a validation set)" : "");
 }
 const Network& FitContext::network() {
@@ -270,7 +275,8 @@ void FitContext::save_checkpoint(const std::filesystem::path& path, std::vector<
     m_run->save_checkpoint(path, std::move(inputs));
 }
 
-// --- Network::fit ---------------------------------------------------------------------------------------------------
+// --- Network::fit
+// ---------------------------------------------------------------------------------------------------
 
 FitReport Network::fit(const Dataset& data, const TrainConfig& config, const Dataset* validation) {
     return fit_with_backend(data, config, TrainingBackend::cpu(), validation);

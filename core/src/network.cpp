@@ -206,8 +206,8 @@ Evaluation Network::evaluate(const Dataset& data) const {
         }
         result.classification = classification_metrics(truth, predicted, std::move(labels));
     } else if (!classifier) {
-        result.regression =
-            regression_metrics(t_all, outputs, m_target_names.size() == k ? m_target_names : std::vector<std::string>{});
+        result.regression = regression_metrics(
+            t_all, outputs, m_target_names.size() == k ? m_target_names : std::vector<std::string>{});
     }
     return result;
 }

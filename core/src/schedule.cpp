@@ -168,8 +168,9 @@ void LearningRateSchedule::validate() const {
     finite_at_least(m_warmup_epochs, 0.0f, "warmup (epochs)");
     BRAIN_CHECK_ARG(m_warmup_epochs == 0.0f || m_kind == Kind::Constant || m_kind == Kind::Step ||
                         m_kind == Kind::Exponential || m_kind == Kind::Cosine,
-                    "learning-rate schedule ", name, " has no warm-up (", m_kind == Kind::OneCycle ?
-                    "one-cycle rises by itself: see pct" : "it follows the monitored value",
+                    "learning-rate schedule ", name, " has no warm-up (",
+                    m_kind == Kind::OneCycle ? "one-cycle rises by itself: see pct"
+                                             : "it follows the monitored value",
                     "); remove warmup");
     switch (m_kind) {
     case Kind::Step:
@@ -186,8 +187,9 @@ void LearningRateSchedule::validate() const {
         BRAIN_CHECK_ARG(std::isfinite(m_pct_start) && m_pct_start > 0.0f && m_pct_start < 1.0f,
                         "learning-rate schedule onecycle: pct is ", m_pct_start,
                         "; expected the fraction of the cycle spent rising, in (0, 1)");
-        BRAIN_CHECK_ARG(std::isfinite(m_div_factor) && m_div_factor > 0.0f, "learning-rate schedule onecycle: div is ",
-                        m_div_factor, "; expected a finite number > 0 (the first rate is the peak / div)");
+        BRAIN_CHECK_ARG(std::isfinite(m_div_factor) && m_div_factor > 0.0f,
+                        "learning-rate schedule onecycle: div is ", m_div_factor,
+                        "; expected a finite number > 0 (the first rate is the peak / div)");
         BRAIN_CHECK_ARG(std::isfinite(m_final_div_factor) && m_final_div_factor > 0.0f,
                         "learning-rate schedule onecycle: final_div is ", m_final_div_factor,
                         "; expected a finite number > 0 (the last rate is the first / final_div)");
@@ -226,7 +228,8 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
                     "; accepted: constant, step:every=N[,gamma=G], exponential:gamma=G, cosine[:warmup=E,min=R,"
                     "epochs=N], onecycle[:pct=P,div=D,final_div=F,epochs=N], plateau[:factor=F,patience=N,...]");
     bool has_every = false, has_gamma = false;
-    std::string_view rest = colon == std::string::npos ? std::string_view() : std::string_view(spec).substr(colon + 1);
+    std::string_view rest =
+        colon == std::string::npos ? std::string_view() : std::string_view(spec).substr(colon + 1);
     while (!rest.empty()) {
         const auto comma = rest.find(',');
         const std::string item = trim(rest.substr(0, comma));
@@ -234,7 +237,8 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
         if (item.empty()) continue;
         const auto eq = item.find('=');
         const std::string key = lower(trim(std::string_view(item).substr(0, eq)));
-        const std::string value = eq == std::string::npos ? std::string() : trim(std::string_view(item).substr(eq + 1));
+        const std::string value =
+            eq == std::string::npos ? std::string() : trim(std::string_view(item).substr(eq + 1));
         auto bad = [&](const char* expected) {
             BRAIN_THROW(ErrorCode::InvalidArgument, "learning-rate schedule ", quote_excerpt(text), ": ", key, "=",
                         quote_excerpt(value), " is not ", expected);
@@ -254,7 +258,8 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
             return v;
         };
         const Kind k = s.m_kind;
-        const bool warmup_kind = k == Kind::Constant || k == Kind::Step || k == Kind::Exponential || k == Kind::Cosine;
+        const bool warmup_kind =
+            k == Kind::Constant || k == Kind::Step || k == Kind::Exponential || k == Kind::Cosine;
         if (key == "warmup" && warmup_kind)
             s.m_warmup_epochs = number();
         else if (key == "every" && k == Kind::Step)
@@ -287,8 +292,8 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
             s.m_plateau.mode = parse_monitor_mode(value);
         else
             BRAIN_THROW(ErrorCode::InvalidArgument, "learning-rate schedule ", quote_excerpt(text), ": ",
-                        quote_excerpt(key), " is not a parameter of ", brain::to_string(k), "; its parameters: ",
-                        keys_of(k));
+                        quote_excerpt(key), " is not a parameter of ", brain::to_string(k),
+                        "; its parameters: ", keys_of(k));
     }
     BRAIN_CHECK_ARG(s.m_kind != Kind::Step || has_every, "learning-rate schedule ", quote_excerpt(text),
                     ": step needs every=N (the rate is multiplied by gamma every N epochs)");
@@ -327,7 +332,8 @@ std::string LearningRateSchedule::to_string() const {
         items.push_back("cooldown=" + std::to_string(m_plateau.cooldown));
         items.push_back("min=" + float_text(m_plateau.min_rate));
         if (!m_plateau.monitor.empty()) items.push_back("monitor=" + m_plateau.monitor);
-        if (m_plateau.mode != MonitorMode::Auto) items.push_back("mode=" + std::string(brain::to_string(m_plateau.mode)));
+        if (m_plateau.mode != MonitorMode::Auto)
+            items.push_back("mode=" + std::string(brain::to_string(m_plateau.mode)));
         break;
     case Kind::Constant:
         break;
@@ -361,9 +367,10 @@ void LearningRateSchedule::restore(const ScheduleState& state) {
     const bool horizon = m_kind == Kind::Cosine || m_kind == Kind::OneCycle;
     BRAIN_CHECK_ARG(std::isfinite(state.base_rate) && state.base_rate > 0.0f && state.steps_per_epoch >= 1 &&
                         (!horizon || state.horizon_epochs >= 1),
-                    "learning-rate schedule ", to_string(), ": a saved state needs a base rate > 0, at least one "
-                    "step per epoch and (cosine, one-cycle) a horizon of at least one epoch; found ", state.base_rate, ", ",
-                    state.steps_per_epoch, " and ", state.horizon_epochs);
+                    "learning-rate schedule ", to_string(),
+                    ": a saved state needs a base rate > 0, at least one "
+                    "step per epoch and (cosine, one-cycle) a horizon of at least one epoch; found ",
+                    state.base_rate, ", ", state.steps_per_epoch, " and ", state.horizon_epochs);
     BRAIN_CHECK_ARG(m_kind != Kind::ReduceOnPlateau ||
                         (std::isfinite(state.plateau_rate) && state.plateau_rate > 0.0f &&
                          (!state.plateau_has_best || std::isfinite(state.plateau_best))),
@@ -465,9 +472,9 @@ void LearningRateSchedule::observe(double value) {
         m_state.plateau_bad_epochs = 0;
     }
     if (m_state.plateau_bad_epochs > m_plateau.patience) {
-        const float reduced = std::max(static_cast<float>(static_cast<double>(m_state.plateau_rate) *
-                                                          static_cast<double>(m_plateau.factor)),
-                                       m_plateau.min_rate);
+        const float reduced = std::max(
+            static_cast<float>(static_cast<double>(m_state.plateau_rate) * static_cast<double>(m_plateau.factor)),
+            m_plateau.min_rate);
         if (reduced < m_state.plateau_rate && reduced > 0.0f) {
             m_state.plateau_rate = reduced;
             m_state.plateau_cooldown = m_plateau.cooldown;

@@ -148,7 +148,9 @@ std::string TrainingCheckpoint::to_json_string() const {
     history["learning_rate"] = floats_json(learning_rates);
 
     std::string out = "{\n";
-    auto field = [&out](const char* key, const Json& value) { out += "  " + dump(Json(key)) + ": " + dump(value) + ",\n"; };
+    auto field = [&out](const char* key, const Json& value) {
+        out += "  " + dump(Json(key)) + ": " + dump(value) + ",\n";
+    };
     field("format", k_format);
     field("version", k_version);
     field("epochs_trained", network.epochs_trained());
@@ -187,8 +189,8 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
                                                         : "; this is not a brain checkpoint"));
     const std::uint64_t version = rd.whole(rd.require(doc, "", "version"), "/version");
     if (version != k_version)
-        rd.fail("/version", "unsupported version " + std::to_string(version) + "; supported versions: " +
-                                std::to_string(k_version));
+        rd.fail("/version", "unsupported version " + std::to_string(version) +
+                                "; supported versions: " + std::to_string(k_version));
 
     Network network = Network::from_json_string(dump(rd.require(doc, "", "model")), origin + " (its /model)");
     Checkpoint state;
@@ -223,7 +225,8 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
     if (const Json* s = rd.optional(doc, "schedule"); s && !s->is_null()) {
         LearningRateSchedule schedule;
         try {
-            schedule = LearningRateSchedule::parse(rd.string(rd.require(*s, "/schedule", "spec"), "/schedule/spec"));
+            schedule =
+                LearningRateSchedule::parse(rd.string(rd.require(*s, "/schedule", "spec"), "/schedule/spec"));
         } catch (const Error& e) {
             if (e.code() == ErrorCode::InvalidModelFile) throw;
             rd.fail("/schedule/spec", e.what());
@@ -235,9 +238,12 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
         st.epochs_done = rd.whole(rd.require(*s, "/schedule", "epochs_done"), "/schedule/epochs_done");
         st.plateau_rate = rd.number(rd.require(*s, "/schedule", "plateau_rate"), "/schedule/plateau_rate");
         st.plateau_best = rd.number(rd.require(*s, "/schedule", "plateau_best"), "/schedule/plateau_best");
-        st.plateau_has_best = rd.boolean(rd.require(*s, "/schedule", "plateau_has_best"), "/schedule/plateau_has_best");
-        const std::uint64_t bad = rd.whole(rd.require(*s, "/schedule", "plateau_bad_epochs"), "/schedule/plateau_bad_epochs");
-        const std::uint64_t cool = rd.whole(rd.require(*s, "/schedule", "plateau_cooldown"), "/schedule/plateau_cooldown");
+        st.plateau_has_best =
+            rd.boolean(rd.require(*s, "/schedule", "plateau_has_best"), "/schedule/plateau_has_best");
+        const std::uint64_t bad =
+            rd.whole(rd.require(*s, "/schedule", "plateau_bad_epochs"), "/schedule/plateau_bad_epochs");
+        const std::uint64_t cool =
+            rd.whole(rd.require(*s, "/schedule", "plateau_cooldown"), "/schedule/plateau_cooldown");
         if (bad > UINT32_MAX || cool > UINT32_MAX) rd.fail("/schedule", "a plateau counter is out of range");
         st.plateau_bad_epochs = static_cast<std::uint32_t>(bad);
         st.plateau_cooldown = static_cast<std::uint32_t>(cool);
@@ -261,7 +267,8 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
             CallbackState saved;
             if (const Json* ints = value.is_object() ? rd.optional(value, "integers") : nullptr) {
                 if (!ints->is_object()) rd.fail(at + "/integers", "expected an object");
-                for (const auto& [name, v] : ints->items()) saved.integers[name] = rd.whole(v, at + "/integers/" + name);
+                for (const auto& [name, v] : ints->items())
+                    saved.integers[name] = rd.whole(v, at + "/integers/" + name);
             }
             if (const Json* fl = value.is_object() ? rd.optional(value, "floats") : nullptr) {
                 if (!fl->is_object()) rd.fail(at + "/floats", "expected an object");
@@ -277,7 +284,8 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
     return out;
 }
 
-void TrainingCheckpoint::save(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs) const {
+void TrainingCheckpoint::save(const std::filesystem::path& path,
+                              const std::vector<std::filesystem::path>& inputs) const {
     write_file_safely(path, to_json_string(), inputs);
 }
 

@@ -145,12 +145,13 @@ void TrainingSession::apply_rates(std::span<const float> rates) {
         set_step_learning_rates(rates);
         return;
     }
-    BRAIN_CHECK(all_equal(rates, rates.front()), ErrorCode::Unsupported, impl.who(),
-                " cannot follow the learning-rate schedule ", impl.schedule->to_string(),
-                ": its rate changes within epoch ", impl.first_epoch + impl.epochs_done,
-                ", which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
-                "STEP_LEARNING_RATES); rebuild the plugin against this SDK or use a schedule that is constant within "
-                "each epoch (constant, step, exponential, plateau)");
+    BRAIN_CHECK(
+        all_equal(rates, rates.front()), ErrorCode::Unsupported, impl.who(),
+        " cannot follow the learning-rate schedule ", impl.schedule->to_string(),
+        ": its rate changes within epoch ", impl.first_epoch + impl.epochs_done,
+        ", which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
+        "STEP_LEARNING_RATES); rebuild the plugin against this SDK or use a schedule that is constant within "
+        "each epoch (constant, step, exponential, plateau)");
     set_learning_rate(rates.front());
 }
 
@@ -181,15 +182,16 @@ void TrainingSession::set_schedule(LearningRateSchedule schedule) {
     Impl& impl = *m_impl;
     impl.require_open();
     schedule.start(impl.base_rate, impl.batches, impl.run_epochs);
-    const bool fixed = schedule.kind() == LearningRateSchedule::Kind::Constant && schedule.warmup_epochs() == 0.0f &&
-                       schedule.state().base_rate == impl.rate;
+    const bool fixed = schedule.kind() == LearningRateSchedule::Kind::Constant &&
+                       schedule.warmup_epochs() == 0.0f && schedule.state().base_rate == impl.rate;
     if (!fixed && !impl.step_rates) {
-        BRAIN_CHECK(!schedule.varies_within_epoch(), ErrorCode::Unsupported, impl.who(),
-                    " cannot follow the learning-rate schedule ", schedule.to_string(),
-                    ": its rate changes from step to step within an epoch (", impl.batches,
-                    " steps), which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
-                    "STEP_LEARNING_RATES) that this plugin does not offer; rebuild the plugin against this SDK or use "
-                    "a schedule that is constant within each epoch (constant, step, exponential, plateau)");
+        BRAIN_CHECK(
+            !schedule.varies_within_epoch(), ErrorCode::Unsupported, impl.who(),
+            " cannot follow the learning-rate schedule ", schedule.to_string(),
+            ": its rate changes from step to step within an epoch (", impl.batches,
+            " steps), which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
+            "STEP_LEARNING_RATES) that this plugin does not offer; rebuild the plugin against this SDK or use "
+            "a schedule that is constant within each epoch (constant, step, exponential, plateau)");
         BRAIN_CHECK(impl.plugin->api().session_set_learning_rate, ErrorCode::Unsupported, impl.who(),
                     " cannot follow the learning-rate schedule ", schedule.to_string(),
                     ": it cannot change the learning rate within a session at all (session_set_learning_rate "

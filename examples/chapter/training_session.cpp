@@ -12,9 +12,10 @@
 #include <memory>
 
 int main(int argc, char** argv) {
-    CLI::App app{"Chapter 11.6: one TrainingSession for a whole run with early stopping and best-model checkpoints "
-                 "(the EarlyStopping and ModelCheckpoint callbacks). Our library has a CPU session too, so --backend "
-                 "cpu runs the same run without a GPU."};
+    CLI::App app{
+        "Chapter 11.6: one TrainingSession for a whole run with early stopping and best-model checkpoints "
+        "(the EarlyStopping and ModelCheckpoint callbacks). Our library has a CPU session too, so --backend "
+        "cpu runs the same run without a GPU."};
     brain::examples::ExampleOptions options;
     std::uint32_t patience = 5;
     std::size_t rows = 8192;
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
         fit.on_epoch_end = [&](brain::FitContext& context) {
             char line[96];
             std::snprintf(line, sizeof line, "epoch %llu: loss %.6f",
-                          static_cast<unsigned long long>(context.epoch() - 1), static_cast<double>(context.loss()));
+                          static_cast<unsigned long long>(context.epoch() - 1),
+                          static_cast<double>(context.loss()));
             std::cout << line; // only this float crossed back
             if (!best->written().empty() && early->best_epoch() == context.epoch())
                 std::cout << "  (improved: checkpointed, saved " << out << ")";

@@ -222,9 +222,9 @@ void CudaSession::set_learning_rate(float learning_rate) {
 void CudaSession::set_step_learning_rates(const float* rates, std::uint64_t count) {
     require_usable("take learning rates");
     if (count != m_plan.batch_count())
-        fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates: expected " +
-                                             std::to_string(m_plan.batch_count()) +
-                                             " rates (one per batch of the next epoch), got " + std::to_string(count));
+        fail(BRAIN_ERR_INVALID_ARGUMENT,
+             "session_set_step_learning_rates: expected " + std::to_string(m_plan.batch_count()) +
+                 " rates (one per batch of the next epoch), got " + std::to_string(count));
     for (std::uint64_t i = 0; i < count; ++i)
         if (!std::isfinite(rates[i]) || !(rates[i] > 0.0f))
             fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates: rate " + std::to_string(i) +
@@ -242,8 +242,9 @@ void CudaSession::upload_rates() {
     // stream orders the copy before the next epoch's launch.
     const std::uint64_t bytes = 4ull * m_host_rates.size();
     try {
-        check_cuda(cudaMemcpyAsync(m_rates.get(), m_host_rates.data(), bytes, cudaMemcpyHostToDevice, m_stream.get()),
-                   "uploading the steps' learning rates");
+        check_cuda(
+            cudaMemcpyAsync(m_rates.get(), m_host_rates.data(), bytes, cudaMemcpyHostToDevice, m_stream.get()),
+            "uploading the steps' learning rates");
     } catch (const sdk::Failure& failure) {
         m_failure = failure.what();
         throw;

@@ -1,4 +1,5 @@
-// A fresh temporary directory for a test, removed at scope exit, and shell quoting for commands that name its files.
+// A fresh temporary directory for a test, removed at scope exit, and shell quoting for commands that name its
+// files.
 #pragma once
 
 #include "support/process.hpp"

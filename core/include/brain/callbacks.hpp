@@ -1,5 +1,6 @@
-// What fit and fit_with_backend take beside the data: a validation set, a learning-rate schedule, callbacks (Keras's
-// fit(callbacks=[...])) with the built-in EarlyStopping and ModelCheckpoint, and a checkpoint to resume from.
+// What fit and fit_with_backend take beside the data: a validation set, a learning-rate schedule, callbacks
+// (Keras's fit(callbacks=[...])) with the built-in EarlyStopping and ModelCheckpoint, and a checkpoint to resume
+// from.
 #pragma once
 
 #include <brain/export.hpp>
@@ -27,7 +28,8 @@ class FitRun;
 // only during the callback's call.
 class BRAIN_API FitContext {
 public:
-    // The epoch just trained, counted over the network's life from 1 (in on_train_begin: the epochs trained before).
+    // The epoch just trained, counted over the network's life from 1 (in on_train_begin: the epochs trained
+    // before).
     std::uint64_t epoch() const noexcept;
     // The epoch count this fit reaches if it is not stopped.
     std::uint64_t last_epoch() const noexcept;
@@ -128,11 +130,11 @@ private:
 struct ModelCheckpointOptions {
     // Where to write; "{epoch}" is replaced by the epoch number (e.g. "run/epoch-{epoch}.json").
     std::filesystem::path path;
-    std::uint32_t every_epochs = 1;        // write after every this many epochs (by the network's epoch count)
-    bool save_best_only = false;           // write only when the monitored quantity improves
-    std::string monitor;                   // for save_best_only; empty: val_loss or loss
+    std::uint32_t every_epochs = 1; // write after every this many epochs (by the network's epoch count)
+    bool save_best_only = false;    // write only when the monitored quantity improves
+    std::string monitor;            // for save_best_only; empty: val_loss or loss
     MonitorMode mode = MonitorMode::Auto;
-    bool resumable = true;                 // a TrainingCheckpoint; false: the model file (save_json)
+    bool resumable = true;                     // a TrainingCheckpoint; false: the model file (save_json)
     std::vector<std::filesystem::path> inputs; // files never to write over (e.g. the training data)
 };
 
@@ -164,8 +166,8 @@ private:
 
 // How fit and fit_with_backend run, beyond the data and the TrainConfig. Every field is optional.
 struct FitOptions {
-    // Evaluated after every epoch (its loss and metrics reach the callbacks and FitReport); needs the weights on the
-    // host, one copy per epoch.
+    // Evaluated after every epoch (its loss and metrics reach the callbacks and FitReport); needs the weights on
+    // the host, one copy per epoch.
     const Dataset* validation = nullptr;
     // The learning rate of every step. None: the optimizer's rate throughout. A schedule that has started (e.g.
     // FitReport::schedule of an earlier fit) continues where it is.
@@ -174,9 +176,9 @@ struct FitOptions {
     std::vector<std::shared_ptr<Callback>> callbacks;
     // A plain hook called after the callbacks of every epoch (logging, custom stopping).
     std::function<void(FitContext&)> on_epoch_end;
-    // Continue this run: the network fit is called on must have its epochs trained; the config's batch size, shuffle
-    // and seed and the data must be the run's. Its schedule (unless `schedule` is set) and the callbacks' states
-    // continue.
+    // Continue this run: the network fit is called on must have its epochs trained; the config's batch size,
+    // shuffle and seed and the data must be the run's. Its schedule (unless `schedule` is set) and the callbacks'
+    // states continue.
     const TrainingCheckpoint* resume = nullptr;
     // Entries kept in every resumable checkpoint this run writes (TrainingCheckpoint::notes).
     std::map<std::string, std::string> checkpoint_notes;

@@ -38,11 +38,11 @@ public:
     // From in-memory rows; features.rows() must equal targets.rows() and both must be finite.
     Dataset(Matrix features, Matrix targets);
     // From a CSV file read by CsvTable (its rules and limits). Numeric target columns are used as they are; a
-    // target column with any non-numeric cell, or named in class_columns, is a class label, one-hot encoded, with at
-    // least two and at most limits.max_classes classes. Text labels are sorted byte-wise; a class column of numbers
-    // is sorted by value, cells of equal value ("1", "1.0") being one class named as its first cell reads. The label
-    // texts are kept as they are in the file. Errors name the file, line and column; a data set larger than the
-    // host memory available is AllocationFailed before it is allocated.
+    // target column with any non-numeric cell, or named in class_columns, is a class label, one-hot encoded, with
+    // at least two and at most limits.max_classes classes. Text labels are sorted byte-wise; a class column of
+    // numbers is sorted by value, cells of equal value ("1", "1.0") being one class named as its first cell reads.
+    // The label texts are kept as they are in the file. Errors name the file, line and column; a data set larger
+    // than the host memory available is AllocationFailed before it is allocated.
     static Dataset from_csv(const std::filesystem::path& path, const CsvOptions& options);
 
     const Matrix& features() const noexcept { return m_features; }

@@ -24,11 +24,11 @@ struct ClassScores {
 
 // A single-label classification's metrics over n rows and K classes.
 struct ClassificationMetrics {
-    std::vector<std::string> labels;             // class k's name (the model's class labels, or "0".."K-1")
-    double accuracy = 0.0;                       // rows predicted right / rows
-    std::vector<ClassScores> per_class;          // K entries
-    ClassScores macro;                           // unweighted mean over the classes
-    ClassScores weighted;                        // mean weighted by support
+    std::vector<std::string> labels;                   // class k's name (the model's class labels, or "0".."K-1")
+    double accuracy = 0.0;                             // rows predicted right / rows
+    std::vector<ClassScores> per_class;                // K entries
+    ClassScores macro;                                 // unweighted mean over the classes
+    ClassScores weighted;                              // mean weighted by support
     std::vector<std::vector<std::uint64_t>> confusion; // K x K: confusion[true][predicted] row counts
     std::uint64_t rows = 0;
 };

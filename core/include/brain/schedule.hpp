@@ -21,31 +21,31 @@ BRAIN_API MonitorMode resolve_monitor_mode(MonitorMode mode, std::string_view mo
 
 // Reduce-on-plateau's parameters (PyTorch's ReduceLROnPlateau, relative threshold; Keras's ReduceLROnPlateau).
 struct PlateauOptions {
-    float factor = 0.1f;                       // the rate is multiplied by this (in (0, 1)) on a plateau
-    std::uint32_t patience = 10;               // epochs without improvement tolerated before a reduction
-    float threshold = 1e-4f;                   // improvement: better than best by this fraction of |best|
-    std::uint32_t cooldown = 0;                // epochs after a reduction during which no plateau is counted
-    float min_rate = 0.0f;                     // the rate never goes below this
-    std::string monitor;                       // what it watches (FitContext::monitored); empty: val_loss or loss
+    float factor = 0.1f;         // the rate is multiplied by this (in (0, 1)) on a plateau
+    std::uint32_t patience = 10; // epochs without improvement tolerated before a reduction
+    float threshold = 1e-4f;     // improvement: better than best by this fraction of |best|
+    std::uint32_t cooldown = 0;  // epochs after a reduction during which no plateau is counted
+    float min_rate = 0.0f;       // the rate never goes below this
+    std::string monitor;         // what it watches (FitContext::monitored); empty: val_loss or loss
     MonitorMode mode = MonitorMode::Auto;
 };
 
 // Where a running schedule is. Saved in resumable checkpoints, so a resumed run continues the same rates.
 struct ScheduleState {
-    float base_rate = 0.0f;             // the optimizer's rate when the schedule started; 0: not started
-    std::uint64_t steps_per_epoch = 0;  // optimizer steps of one epoch (batches)
-    std::uint64_t horizon_epochs = 0;   // the epochs cosine and one-cycle span (0 for the other kinds)
-    std::uint64_t epochs_done = 0;      // epochs trained under the schedule
-    float plateau_rate = 0.0f;          // reduce-on-plateau: the rate now
-    float plateau_best = 0.0f;          // ... the best monitored value (valid when plateau_has_best)
+    float base_rate = 0.0f;            // the optimizer's rate when the schedule started; 0: not started
+    std::uint64_t steps_per_epoch = 0; // optimizer steps of one epoch (batches)
+    std::uint64_t horizon_epochs = 0;  // the epochs cosine and one-cycle span (0 for the other kinds)
+    std::uint64_t epochs_done = 0;     // epochs trained under the schedule
+    float plateau_rate = 0.0f;         // reduce-on-plateau: the rate now
+    float plateau_best = 0.0f;         // ... the best monitored value (valid when plateau_has_best)
     bool plateau_has_best = false;
     std::uint32_t plateau_bad_epochs = 0;
     std::uint32_t plateau_cooldown = 0;
 };
 
-// A learning-rate schedule and, once started, its state. Value type. The rate of step s (0-based over the schedule's
-// life; epoch e = floor(s / steps_per_epoch); base = the optimizer's learning rate) is, computed in double and
-// rounded to float:
+// A learning-rate schedule and, once started, its state. Value type. The rate of step s (0-based over the
+// schedule's life; epoch e = floor(s / steps_per_epoch); base = the optimizer's learning rate) is, computed in
+// double and rounded to float:
 //   constant      base
 //   step          base * gamma^floor(e / every)                      (PyTorch StepLR)
 //   exponential   base * gamma^e                                     (ExponentialLR)
@@ -53,8 +53,8 @@ struct ScheduleState {
 //   one-cycle     PyTorch's OneCycleLR (cosine annealing, two phases) with max_lr = base
 //   plateau       the rate now, multiplied by factor after patience epochs without improvement (ReduceLROnPlateau)
 // With a linear warm-up of W = round(warmup_epochs * steps_per_epoch) steps (constant, step, exponential, cosine),
-// step s < W has base (s + 1) / W. T is the horizon in steps; steps past it keep the rate of step T - 1. A rate that
-// rounds below float32's smallest normal number (1.18e-38) is raised to it.
+// step s < W has base (s + 1) / W. T is the horizon in steps; steps past it keep the rate of step T - 1. A rate
+// that rounds below float32's smallest normal number (1.18e-38) is raised to it.
 class BRAIN_API LearningRateSchedule {
 public:
     enum class Kind { Constant = 0, Step = 1, Exponential = 2, Cosine = 3, OneCycle = 4, ReduceOnPlateau = 5 };

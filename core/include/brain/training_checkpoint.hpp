@@ -25,8 +25,8 @@ struct CallbackState {
 
 // Everything a run needs to continue as if never interrupted: the network with its optimizer state (moments and
 // step) and epochs trained (which fix the next epoch's batch order), the run's batch size, shuffle and seed, the
-// learning-rate schedule with its state, the callbacks' states, the history so far and a fingerprint of the training
-// rows. Continue it with FitOptions::resume (or `brain train --resume`).
+// learning-rate schedule with its state, the callbacks' states, the history so far and a fingerprint of the
+// training rows. Continue it with FitOptions::resume (or `brain train --resume`).
 struct BRAIN_API TrainingCheckpoint {
     explicit TrainingCheckpoint(Network trained) : network(std::move(trained)) {}
 
