@@ -175,16 +175,10 @@ class _BaseMLP(BaseEstimator):
         return self.network_.predict(X)
 
     def __getstate__(self):
-        state = self.__dict__.copy()
-        if "network_" in state:
-            state["network_"] = state["network_"].to_json_string()
+        # The network pickles as its JSON model file; the session's statistics are not kept.
+        state = super().__getstate__()
         state.pop("training_stats_", None)
         return state
-
-    def __setstate__(self, state):
-        if "network_" in state:
-            state["network_"] = _brain.Network.from_json_string(state["network_"], "<pickle>")
-        self.__dict__.update(state)
 
 
 class MLPClassifier(ClassifierMixin, _BaseMLP):

@@ -41,6 +41,15 @@ Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column)
     return out;
 }
 
+MatrixArg::MatrixArg(const py::handle& obj, const char* what, bool vector_is_column) {
+    if (py::isinstance<Matrix>(obj)) {
+        m_matrix = &obj.cast<const Matrix&>();
+    } else {
+        m_owned = to_matrix(obj, what, vector_is_column);
+        m_matrix = &m_owned;
+    }
+}
+
 py::array_t<float> to_array(Matrix&& matrix) {
     auto owned = std::make_unique<Matrix>(std::move(matrix));
     const Matrix* raw = owned.get();

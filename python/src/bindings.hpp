@@ -27,6 +27,17 @@ void bind_devices(py::module_& m);
 // converted once to C-contiguous float32 if it is not already, and copied once into the Matrix's own storage.
 // A 1-D array is one column when `vector_is_column`, else one row. `what` names the argument in errors.
 Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column);
+// A matrix argument read without a copy when it is a brain.Matrix (a reference to it), converted by to_matrix
+// otherwise. The referenced Matrix belongs to the Python object, which the caller's arguments keep alive.
+class MatrixArg {
+public:
+    MatrixArg(const py::handle& obj, const char* what, bool vector_is_column);
+    const Matrix& get() const noexcept { return *m_matrix; }
+
+private:
+    Matrix m_owned;
+    const Matrix* m_matrix = nullptr;
+};
 // A NumPy array viewing the matrix's storage without a copy; the array owns the matrix.
 py::array_t<float> to_array(Matrix&& matrix);
 // A NumPy array viewing `data` (owned by `owner`) as rows x cols, without a copy.

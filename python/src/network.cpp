@@ -76,11 +76,11 @@ void bind_network(py::module_& m) {
         .def(
             "predict",
             [](const Network& n, const py::handle& inputs) {
-                Matrix x = to_matrix(inputs, "inputs", false);
+                const MatrixArg x(inputs, "inputs", false);
                 Matrix out;
                 {
                     py::gil_scoped_release release;
-                    out = n.predict(x);
+                    out = n.predict(x.get());
                 }
                 return to_array(std::move(out));
             },
@@ -89,11 +89,11 @@ void bind_network(py::module_& m) {
         .def(
             "predict_with_backend",
             [](const Network& n, const py::handle& inputs, const TrainingBackend& backend) {
-                Matrix x = to_matrix(inputs, "inputs", false);
+                const MatrixArg x(inputs, "inputs", false);
                 Matrix out;
                 {
                     py::gil_scoped_release release;
-                    out = n.predict_with_backend(x, backend);
+                    out = n.predict_with_backend(x.get(), backend);
                 }
                 return to_array(std::move(out));
             },
@@ -102,11 +102,11 @@ void bind_network(py::module_& m) {
         .def(
             "predict_classes",
             [](const Network& n, const py::handle& inputs) {
-                Matrix x = to_matrix(inputs, "inputs", false);
+                const MatrixArg x(inputs, "inputs", false);
                 std::vector<std::size_t> classes;
                 {
                     py::gil_scoped_release release;
-                    classes = n.predict_classes(x);
+                    classes = n.predict_classes(x.get());
                 }
                 py::array_t<std::int64_t> out(static_cast<py::ssize_t>(classes.size()));
                 auto view = out.mutable_unchecked<1>();
@@ -170,11 +170,11 @@ void bind_network(py::module_& m) {
         .def(
             "predict",
             [](Predictor& p, const py::handle& inputs) {
-                Matrix x = to_matrix(inputs, "inputs", false);
+                const MatrixArg x(inputs, "inputs", false);
                 Matrix out;
                 {
                     py::gil_scoped_release release;
-                    out = p.predict(x);
+                    out = p.predict(x.get());
                 }
                 return to_array(std::move(out));
             },
