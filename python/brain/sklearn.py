@@ -250,5 +250,10 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         out = self._forward(X).astype(np.float64)
         return out[:, 0] if self._y_1d else out
 
-    def _more_tags(self):
+    def _more_tags(self):  # scikit-learn < 1.6
         return {"multioutput": True}
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
