@@ -37,6 +37,8 @@ struct TrainOptions {
     std::optional<std::uint64_t> budget_mib;
     std::string precision = "float32";
     std::string out;
+    std::string init;             // continue training this model file
+    bool optimizer_given = false; // --optimizer, --lr, --momentum or --weight-decay on the command line
     InputOptions input;
 };
 
@@ -52,6 +54,40 @@ void print_evaluation(const char* what, const Evaluation& e) {
     std::cout << "\n";
 }
 
+// "a, b, c" of at most eight names, for messages.
+std::string name_list(const std::vector<std::string>& names) {
+    std::string s;
+    for (std::size_t i = 0; i < names.size() && i < 8; ++i) s += (i ? ", " : "") + printable(names[i]);
+    return names.size() > 8 ? s + ", ..." : s;
+}
+
+// --init: the model to train further, checked against the data. Its layers, loss, standardisation and names stay;
+// the data's names fill in those an imported model lacks.
+Network initial_network(const TrainOptions& o, Dataset& train) {
+    Network network = Network::load_json(o.init, o.input.limits());
+    BRAIN_CHECK_ARG(train.input_width() == network.input_size(), o.csv, " has ", train.input_width(),
+                    " feature columns (", name_list(train.feature_names()), "), but the model ", o.init, " takes ",
+                    network.input_size(), " inputs; give the data the model was made for");
+    BRAIN_CHECK_ARG(network.feature_names().empty() || network.feature_names() == train.feature_names(), o.csv,
+                    "'s feature columns (", name_list(train.feature_names()), ") are not the model's (",
+                    name_list(network.feature_names()), ", in this order); give the data the model was made for");
+    BRAIN_CHECK_ARG(train.target_width() == network.output_size(), "the targets of ", o.csv, " make ",
+                    train.target_width(), " columns, but the model ", o.init, " has ", network.output_size(),
+                    " outputs");
+    BRAIN_CHECK_ARG(network.class_labels().empty() || train.class_labels().empty() ||
+                        network.class_labels() == train.class_labels(),
+                    "the class labels of ", o.csv, " (", name_list(train.class_labels()),
+                    ") are not the model's (", name_list(network.class_labels()), ")");
+    // The model's own input standardisation stays: new statistics would change what its weights mean.
+    train.set_standardization(network.standardization());
+    if (train.class_labels().empty() && !network.class_labels().empty())
+        train.set_class_labels(network.class_labels());
+    network.adopt_dataset_metadata(train);
+    if (o.optimizer_given)
+        network.set_optimizer(parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay));
+    return network;
+}
+
 int run_train(const TrainOptions& o) {
     BRAIN_CHECK_ARG(o.validation >= 0.0 && o.validation < 1.0, "--validation must be in [0, 1), found ",
                     o.validation);
@@ -59,7 +95,8 @@ int run_train(const TrainOptions& o) {
                     o.epochs, " and ", o.batch.value_or(1));
     // Everything that can be checked before the run is checked first: the output path (not found to be a
     // directory, a device or the input after 40 epochs), the backend spec and its budget, the precision.
-    check_output_path(o.out, {o.csv});
+    check_output_path(o.out, o.init.empty() ? std::vector<std::filesystem::path>{o.csv}
+                                            : std::vector<std::filesystem::path>{o.csv, o.init});
     const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
     // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
     const TrainingBackend backend = TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
@@ -78,40 +115,56 @@ int run_train(const TrainOptions& o) {
         train = std::move(t);
         validation = std::move(v);
     }
-    // Statistics from the training rows only, so the validation loss is honest.
-    if (o.standardize) train.standardize();
+    // Statistics from the training rows only, so the validation loss is honest. A model given with --init keeps
+    // its own.
+    std::optional<Network> initial;
+    if (!o.init.empty())
+        initial = initial_network(o, train);
+    else if (o.standardize)
+        train.standardize();
 
-    const Activation hidden = parse_activation(o.activation);
-    const Activation output = !o.output_activation.empty()    ? parse_activation(o.output_activation)
-                              : !train.class_labels().empty() ? Activation::Softmax
-                                                              : Activation::Linear;
     std::vector<LayerSpec> shape;
-    std::size_t width = train.input_width();
-    for (std::size_t units : o.layers) {
-        shape.push_back(LayerSpec{width, units, hidden});
-        width = units;
+    Optimizer optimizer;
+    if (initial) {
+        shape = initial->layers();
+        optimizer = initial->optimizer();
+    } else {
+        const Activation hidden = parse_activation(o.activation);
+        const Activation output = !o.output_activation.empty()    ? parse_activation(o.output_activation)
+                                  : !train.class_labels().empty() ? Activation::Softmax
+                                                                  : Activation::Linear;
+        std::size_t width = train.input_width();
+        for (std::size_t units : o.layers) {
+            shape.push_back(LayerSpec{width, units, hidden});
+            width = units;
+        }
+        shape.push_back(LayerSpec{width, train.target_width(), output});
+        optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
     }
-    shape.push_back(LayerSpec{width, train.target_width(), output});
-    const Optimizer optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
     // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
     const std::uint32_t batch = o.batch.value_or(
         static_cast<std::uint32_t>(std::min<std::size_t>(256, std::max<std::size_t>(train.size(), 1))));
     // The whole run's host memory from the shapes, before the network is built: the network, the checkpoint
     // copies (one more with --validation) and, on the CPU, the session. A mistyped width fails here, at once.
-    require_host_memory(training_host_memory_bytes(shape, optimizer, train.size(), batch, o.standardize, backend,
+    const bool standardized = initial ? initial->standardization().has_value() : o.standardize;
+    require_host_memory(training_host_memory_bytes(shape, optimizer, train.size(), batch, standardized, backend,
                                                    validation ? 3 : 2),
                         str("training ", describe_layers(shape), " on ", backend.describe()),
                         "use narrower or fewer layers, a smaller batch or fewer rows, or free memory");
 
-    auto builder = Network::builder();
-    builder.input_size(train.input_width());
-    for (std::size_t units : o.layers) builder.dense(units, hidden);
-    builder.dense(train.target_width(), output);
-    if (!o.loss.empty()) builder.loss(parse_loss(o.loss));
-    builder.optimizer(optimizer);
-    builder.seed(o.seed);
-    Network network = builder.build();
-    network.adopt_dataset_metadata(train);
+    Network network = initial ? std::move(*initial) : [&] {
+        auto builder = Network::builder();
+        builder.input_size(train.input_width());
+        for (const LayerSpec& layer : shape) builder.dense(layer.outputs, layer.activation);
+        if (!o.loss.empty()) builder.loss(parse_loss(o.loss));
+        builder.optimizer(optimizer);
+        builder.seed(o.seed);
+        Network built = builder.build();
+        built.adopt_dataset_metadata(train);
+        return built;
+    }();
+    if (!o.init.empty())
+        std::cout << "continuing " << o.init << " (" << network.epochs_trained() << " epochs trained before)\n";
     const TrainConfig config{o.epochs, batch, true, o.seed};
 
     std::cout << "Training " << describe_layers(network.layers()) << " (" << to_string(network.loss()) << ", "
@@ -126,7 +179,7 @@ int run_train(const TrainOptions& o) {
         if (labels.size() > 20) std::cout << " ... (" << labels.size() << " in all)";
         std::cout << ")";
     }
-    std::cout << (o.standardize ? ", standardized" : "") << "\n";
+    std::cout << (network.standardization() ? ", standardized" : "") << "\n";
     // Which plugin file serves the backend (the first regular libbrain_<name>.so on the search path).
     const PluginRecord plugin = load_plugin(backend.plugin_name());
     std::cout << "plugin: " << plugin.path.string() << (plugin.version.empty() ? "" : " " + plugin.version) << "\n"
@@ -160,7 +213,8 @@ int run_train(const TrainOptions& o) {
     std::cout << stats << "\n";
     print_evaluation("training:  ", network.evaluate(train));
     if (validation) print_evaluation("validation:", network.evaluate(*validation));
-    network.save_json(o.out, {o.csv});
+    network.save_json(o.out, o.init.empty() ? std::vector<std::filesystem::path>{o.csv}
+                                            : std::vector<std::filesystem::path>{o.csv, o.init});
     std::cout << "saved model to " << o.out << "\n";
     return exit_ok;
 }
@@ -180,22 +234,27 @@ void add_train_command(CLI::App& app, int& exit_code) {
                     "label, one-hot encoded")
         ->required()
         ->delimiter(',');
-    cmd->add_option("--layers", o->layers, "hidden layer widths, comma-separated")
-        ->delimiter(',')
-        ->capture_default_str()
-        ->check(whole_number(UINT32_MAX));
-    cmd->add_option("--activation", o->activation,
-                    "hidden activation: linear, relu, leaky_relu, sigmoid, tanh, gelu")
-        ->capture_default_str();
-    cmd->add_option("--output-activation", o->output_activation,
-                    "output activation: linear, sigmoid or softmax (default: softmax for class-label targets, "
-                    "linear otherwise)");
-    cmd->add_option("--loss", o->loss,
-                    "mse, bce or cce (default: bce for a sigmoid output, cce for softmax, mse otherwise)");
-    cmd->add_option("--optimizer", o->optimizer, "adam, sgd or adamw")->capture_default_str();
-    cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str();
-    cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
-    cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str();
+    auto* init = cmd->add_option("--init", o->init,
+                                 "continue training this model file (from brain train or brain import): its layers, "
+                                 "loss, standardisation and names stay, and its optimizer unless --optimizer, --lr, "
+                                 "--momentum or --weight-decay is given");
+    auto* layers = cmd->add_option("--layers", o->layers, "hidden layer widths, comma-separated")
+                       ->delimiter(',')
+                       ->capture_default_str()
+                       ->check(whole_number(UINT32_MAX));
+    auto* activation = cmd->add_option("--activation", o->activation,
+                                       "hidden activation: linear, relu, leaky_relu, sigmoid, tanh, gelu")
+                           ->capture_default_str();
+    auto* output = cmd->add_option("--output-activation", o->output_activation,
+                                   "output activation: linear, sigmoid or softmax (default: softmax for class-label "
+                                   "targets, linear otherwise)");
+    auto* loss = cmd->add_option("--loss", o->loss,
+                                 "mse, bce or cce (default: bce for a sigmoid output, cce for softmax, mse otherwise)");
+    const std::vector<CLI::Option*> optimizer_options{
+        cmd->add_option("--optimizer", o->optimizer, "adam, sgd or adamw")->capture_default_str(),
+        cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str(),
+        cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str(),
+        cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str()};
     cmd->add_option("--epochs", o->epochs, "epochs to train")
         ->capture_default_str()
         ->check(whole_number(UINT32_MAX));
@@ -207,8 +266,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--seed", o->seed, "seed for initialisation, the split and the batch order")
         ->capture_default_str()
         ->check(whole_number(UINT64_MAX));
-    cmd->add_flag("--standardize,!--no-standardize", o->standardize,
-                  "standardize features with training-set statistics saved in the model (default: on)");
+    auto* standardize =
+        cmd->add_flag("--standardize,!--no-standardize", o->standardize,
+                      "standardize features with training-set statistics saved in the model (default: on; with "
+                      "--init the model's own standardisation stays)");
+    for (CLI::Option* shape_option : {layers, activation, output, loss, standardize}) init->excludes(shape_option);
     cmd->add_option("--backend", o->backend, "cpu, cuda:<device>, metal:<device> or <plugin>:<device>")
         ->capture_default_str();
     cmd->add_option("--budget", o->budget_mib,
@@ -222,7 +284,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
                     "device, FIFO, socket or the --csv file is refused")
         ->required();
     add_input_options(*cmd, o->input, true);
-    cmd->callback([o, &exit_code] { exit_code = run_train(*o); });
+    cmd->callback([o, optimizer_options, &exit_code] {
+        o->optimizer_given = std::any_of(optimizer_options.begin(), optimizer_options.end(),
+                                         [](const CLI::Option* option) { return option->count() > 0; });
+        exit_code = run_train(*o);
+    });
 }
 
 } // namespace brain::app

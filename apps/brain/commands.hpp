@@ -18,6 +18,10 @@ void add_train_command(CLI::App& app, int& exit_code);
 void add_predict_command(CLI::App& app, int& exit_code);
 // brain generate: write a synthetic CSV data set.
 void add_generate_command(CLI::App& app, int& exit_code);
+// brain export: a model file as ONNX and/or safetensors.
+void add_export_command(CLI::App& app, int& exit_code);
+// brain import: an ONNX or safetensors model as a brain model file.
+void add_import_command(CLI::App& app, int& exit_code);
 
 // Exit statuses shared by every subcommand (docs/cli.md, "Exit status").
 inline constexpr int exit_ok = 0;

@@ -250,3 +250,17 @@ void Network::validate() const {
 }
 
 } // namespace brain
+
+namespace brain {
+
+void Network::set_optimizer(const Optimizer& optimizer) {
+    validate();
+    if (auto broken = detail::check_network(m_layers, m_loss, optimizer))
+        BRAIN_THROW(ErrorCode::InvalidArgument, "Network::set_optimizer: ", broken->message);
+    std::vector<float> state(optimizer.state_per_parameter() * m_parameters.size(), 0.0f);
+    m_optimizer = optimizer;
+    m_optimizer_state = std::move(state);
+    m_optimizer_step = 0;
+}
+
+} // namespace brain

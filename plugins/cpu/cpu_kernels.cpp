@@ -6,18 +6,6 @@
 
 namespace brain::cpu {
 
-void bias_activation(int32_t activation, float param, const float* bias, float* z, float* a, std::size_t rows,
-                     std::size_t width) noexcept {
-    // The core's predict runs the same code (brain/vector_math.hpp), so training and predict agree.
-    vector_math::bias_activation(activation, param, bias, z, a, rows, width);
-}
-
-void backprop_activation(int32_t activation, float param, const float* z, const float* a, float* delta,
-                         std::size_t rows, std::size_t width) noexcept {
-    if (activation == BRAIN_ACT_LINEAR) return;
-    vector_math::backprop_activation(activation, param, z, a, delta, rows, width);
-}
-
 void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width, std::size_t first,
                  std::size_t last) noexcept {
     for (std::size_t j = first; j < last; ++j) db[j] = 0.0f;

@@ -3,19 +3,15 @@
 // products go to OpenBLAS; everything else is here, one pass per tensor.
 #pragma once
 
+#include <brain/vector_math.hpp>
 #include <cstddef>
 #include <cstdint>
 
 namespace brain::cpu {
 
-// z[r][j] += bias[j], then a[r][j] = activation(z[r][j]) for `rows` rows of `width` values. When a == z
-// (linear layers share the buffer) only the bias is added. Softmax works on whole rows.
-void bias_activation(int32_t activation, float param, const float* bias, float* z, float* a, std::size_t rows,
-                     std::size_t width) noexcept;
-
-// delta[r][j] *= activation'(z[r][j]) in place (softmax: the Jacobian-vector product per row).
-void backprop_activation(int32_t activation, float param, const float* z, const float* a, float* delta,
-                         std::size_t rows, std::size_t width) noexcept;
+// The activations and their derivatives: the core's predict runs the same code, so training and predict agree.
+using vector_math::backprop_activation;
+using vector_math::bias_activation;
 
 // db[j] = sum over rows of delta[r][j], for columns j in [first, last) of a matrix `width` wide.
 void column_sums(const float* delta, float* db, std::size_t rows, std::size_t width, std::size_t first,

@@ -78,7 +78,7 @@ brain_session_stats CudaSession::stats() const noexcept {
 }
 
 std::string CudaSession::arithmetic() const {
-    if (m_fused) return m_narrow ? "float32 (narrow epoch kernel)" : "float32 (fused epoch kernel)";
+    if (m_fused) return "float32 (fused epoch kernel)";
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:
         return "tf32 products, float32 storage (cuBLAS)";

@@ -54,7 +54,7 @@ private:
     void upload_data_set(const brain_session_desc& desc);
     void run_staged_epoch();
     // fused_epoch.cpp
-    bool choose_fused_epoch(); // also sets m_narrow
+    bool choose_fused_epoch();
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
     void run_fused_epoch();
     // graph_epoch.cpp
@@ -96,8 +96,7 @@ private:
     Event m_stage_done[2];                              // each staging buffer's last copy
     GraphExec m_graph;
     bool m_resident = false;
-    bool m_fused = false;      // epochs run as one cooperative launch of the fused or the narrow epoch kernel
-    bool m_narrow = false;     // ... of the narrow epoch kernel (kernels/narrow_epoch.cu)
+    bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel
     unsigned m_fused_grid = 0; // its blocks: one per SM
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only

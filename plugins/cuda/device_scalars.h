@@ -71,13 +71,7 @@ typedef struct brain_fused_epoch_args {
     uint64_t* profile;   /* stamps of the second step's phases (test builds' profile hook); else null */
     float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such
                             phase */
-    uint32_t narrow_rows; /* the narrow epoch kernel (kernels/narrow_epoch.cu): batch rows per block and slice */
 } brain_fused_epoch_args;
-
-/* The narrow epoch kernel takes networks whose layers have at most this many outputs (layer 0 any number of
- * inputs), a slice of at most BRAIN_NARROW_ROWS batch rows per block at a time. */
-#define BRAIN_NARROW_WIDTH 128
-#define BRAIN_NARROW_ROWS 8
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */
 

@@ -1,5 +1,5 @@
-// CudaSession's fused epochs: whether a session takes the fused epoch kernel (kernels/fused_epoch.cu) or the narrow
-// epoch kernel (kernels/narrow_epoch.cu), their arguments and workspace, and their cooperative launch.
+// CudaSession's fused epochs: whether a session takes the fused epoch kernel (kernels/fused_epoch.cu), its
+// arguments and workspace, and its cooperative launch.
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
 #include "test_hooks.hpp"
@@ -33,27 +33,6 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
 }
 
-// Whether the narrow epoch kernel can train this plan: no layer with more than BRAIN_NARROW_WIDTH outputs (so no
-// layer but the first with more inputs either), as its rows' activations and deltas are held in shared memory.
-bool narrow_epoch_fits(const sdk::SessionPlan& plan) {
-    for (const LayerPlan& layer : plan.layers)
-        if (layer.outputs > BRAIN_NARROW_WIDTH) return false;
-    return true;
-}
-
-// The auto choice between the narrow and the fused epoch kernel, in this one place. The narrow kernel takes two
-// grid barriers per step where the fused one takes 2L - 2 to 2L + 1, but every block streams all the weights through
-// its shared memory twice per step (L2 to one SM); so it is chosen for networks of three or more layers whose
-// weights are small enough for that stream to cost less than the barriers it saves (docs/performance.md, "GPU,
-// narrow networks").
-constexpr std::size_t narrow_min_layers = 3;
-constexpr std::size_t narrow_max_weights = 65536;
-bool narrow_epoch_pays(const sdk::SessionPlan& plan) {
-    std::size_t weights = 0;
-    for (const LayerPlan& layer : plan.layers) weights += layer.inputs * layer.outputs;
-    return narrow_epoch_fits(plan) && plan.layers.size() >= narrow_min_layers && weights <= narrow_max_weights;
-}
-
 // Whether a kernel can run cooperatively at one block of fused_threads per SM on this device.
 bool cooperative_fits(cudaKernel_t kernel, const char* what) {
     int per_sm = 0;
@@ -77,15 +56,16 @@ bool CudaSession::choose_fused_epoch() {
         if (mode != "auto" || fused_epoch_pays(plan))
             log_message(1, std::string("cuda session: precision ") +
                                (plan.precision == BRAIN_PRECISION_TF32 ? "tf32" : "bf16") +
-                               " runs on the tensor cores through cuBLAS; the fused and narrow epoch kernels compute "
+                               " runs on the tensor cores through cuBLAS; the fused epoch kernel computes "
                                "in float32 only, so this session takes the cuBLAS path");
         return false;
     }
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");
-    const bool fits = cooperative && cooperative_fits((*m_kernels)[Kernel::FusedEpoch],
-                                                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch)");
+    const bool fits =
+        cooperative && cooperative_fits((*m_kernels)[Kernel::FusedEpoch],
+                                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch)");
     if (!fits) {
         log_message(2, "cuda session: the fused epoch kernel cannot run on this device (cooperative launch " +
                            std::string(cooperative ? "supported, but not one block per SM" : "unsupported") +
@@ -94,22 +74,8 @@ bool CudaSession::choose_fused_epoch() {
     }
     // One block per SM: more blocks make the barriers dearer and the steps slower (docs/performance.md).
     m_fused_grid = static_cast<unsigned>(m_sm_count);
-    // BRAIN_CUDA_FUSED=narrow asks for the narrow epoch kernel wherever it can train the network, 1 for the fused
-    // epoch kernel; unset, each is taken where it is expected to be the faster.
-    const bool narrow_fits = narrow_epoch_fits(plan) &&
-                             cooperative_fits((*m_kernels)[Kernel::NarrowEpoch],
-                                              "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the narrow epoch)");
-    if (mode == "narrow") {
-        m_narrow = narrow_fits;
-        if (!narrow_fits)
-            log_message(2, "cuda session: BRAIN_CUDA_FUSED=narrow, but the narrow epoch kernel cannot train this "
-                           "network (a layer with more than " + std::to_string(BRAIN_NARROW_WIDTH) +
-                               " outputs) or run here; using the fused epoch kernel");
-        return true;
-    }
-    if (mode == "1") return true;
-    m_narrow = narrow_fits && narrow_epoch_pays(plan);
-    return m_narrow || fused_epoch_pays(plan);
+    // BRAIN_CUDA_FUSED=1 forces the fused epoch kernel; unset, it is taken where it is expected to be the faster.
+    return mode == "1" || fused_epoch_pays(plan);
 }
 
 void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
@@ -150,11 +116,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     a.epsilon = plan.optimizer.epsilon;
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
-    // The narrow kernel's rows per block: the batch spread over the grid, at most BRAIN_NARROW_ROWS (a batch larger
-    // than the grid's share takes several slices per block).
-    a.narrow_rows = static_cast<uint32_t>(std::clamp<std::size_t>(
-        (plan.batch_rows + m_fused_grid - 1) / m_fused_grid, 1, BRAIN_NARROW_ROWS));
-    if (m_narrow) return; // the rest is the fused epoch kernel's
     // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
     // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
     // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
@@ -182,11 +143,9 @@ void CudaSession::run_fused_epoch() {
     // The one argument that changes during a session (set_learning_rate).
     args.learning_rate = m_plan.optimizer.learning_rate;
     void* params[] = {&args};
-    const Kernel kernel = m_narrow ? Kernel::NarrowEpoch : Kernel::FusedEpoch;
-    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[kernel]), dim3(m_fused_grid),
-                                           dim3(fused_threads), params, 0, m_stream.get()),
-               m_narrow ? "cudaLaunchCooperativeKernel (the narrow epoch)"
-                        : "cudaLaunchCooperativeKernel (the fused epoch)");
+    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[Kernel::FusedEpoch]),
+                                           dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
+               "cudaLaunchCooperativeKernel (the fused epoch)");
     if (m_fused_profile.get()) {
         check_cuda(cudaStreamSynchronize(m_stream.get()), "the epoch");
         std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS];

@@ -25,8 +25,7 @@ struct Target {
 // below it, as PTX (a GPU newer than the toolkit). Throws KERNEL_COMPILE_FAILED when it knows none at or below.
 Target choose_target(int major, int minor);
 
-// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu,
-// kernels/narrow_epoch.cu).
+// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu).
 enum class Kernel {
     ShufflePermutation,
     GatherBatch,
@@ -46,19 +45,30 @@ enum class Kernel {
     OutputLossBf16,
     BackpropActivationBf16,
     ColumnSumsBf16,
-    FusedEpoch,  // a whole epoch, cooperative launch only
-    NarrowEpoch, // a whole epoch of a narrow network, block by block (kernels/narrow_epoch.cu), cooperative only
+    FusedEpoch, // a whole epoch, cooperative launch only
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::NarrowEpoch) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpoch) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
-inline constexpr std::array<const char*, kernel_count> kernel_names = {
-    "brain_shuffle_permutation", "brain_gather_batch",        "brain_bias_activation",  "brain_bias_softmax",
-    "brain_output_loss",         "brain_backprop_activation", "brain_backprop_softmax", "brain_column_sums",
-    "brain_finish_batch",        "brain_sgd_update",          "brain_adam_update",      "brain_finish_epoch",
-    "brain_gather_batch_bf16",   "brain_convert_bf16",        "brain_bias_activation_bf16",
-    "brain_output_loss_bf16",    "brain_backprop_activation_bf16",
-    "brain_column_sums_bf16",    "brain_fused_epoch",         "brain_narrow_epoch"};
+inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
+                                                                       "brain_gather_batch",
+                                                                       "brain_bias_activation",
+                                                                       "brain_bias_softmax",
+                                                                       "brain_output_loss",
+                                                                       "brain_backprop_activation",
+                                                                       "brain_backprop_softmax",
+                                                                       "brain_column_sums",
+                                                                       "brain_finish_batch",
+                                                                       "brain_sgd_update",
+                                                                       "brain_adam_update",
+                                                                       "brain_finish_epoch",
+                                                                       "brain_gather_batch_bf16",
+                                                                       "brain_convert_bf16",
+                                                                       "brain_bias_activation_bf16",
+                                                                       "brain_output_loss_bf16",
+                                                                       "brain_backprop_activation_bf16",
+                                                                       "brain_column_sums_bf16",
+                                                                       "brain_fused_epoch"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

@@ -17,7 +17,7 @@ bool contains(const std::vector<char>& image, const std::string& text) {
     return std::search(image.begin(), image.end(), text.begin(), text.end()) != image.end();
 }
 
-// ptxas's report (-Xptxas=-v, in `log`) must show the epoch kernel `kernel` (brain_fused_epoch, brain_narrow_epoch)
+// ptxas's report (-Xptxas=-v, in `log`) must show the epoch kernel `kernel` (brain_fused_epoch)
 // free of spills on the H200's architecture: everything stays in registers (the tuning in docs/performance.md
 // assumes it; a spill would slow every step). Checked with the toolkit the kernels were tuned with (CUDA 13);
 // another ptxas may allocate registers differently, which is a warning.
@@ -54,10 +54,7 @@ TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without
             INFO(name);
             CHECK(contains(image, name));
         }
-        if (major == 9) {
-            check_epoch_spills(log);
-            check_epoch_spills(log, "brain_narrow_epoch");
-        }
+        if (major == 9) check_epoch_spills(log);
     }
 }
 
@@ -85,8 +82,7 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     const std::string text = brain::cuda::kernel_text(source);
     CHECK(text.rfind(source, 0) == 0);
     for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
-                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_epoch.cu",
-                             "narrow_epoch.cu"}) {
+                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }

@@ -43,6 +43,7 @@ void bias_activation(int32_t activation, float param, const float* bias, float* 
 
 void backprop_activation(int32_t activation, float param, const float* z, const float* a, float* delta,
                          std::size_t rows, std::size_t width) noexcept {
+    if (activation == BRAIN_ACT_LINEAR) return; // the derivative is 1: nothing to multiply
     chosen().backprop_activation(activation, param, z, a, delta, rows, width);
 }
 

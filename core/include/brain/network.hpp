@@ -16,6 +16,9 @@
 namespace brain {
 
 class NetworkBuilder;
+namespace detail {
+struct NetworkAccess;
+} // namespace detail
 
 // One dense layer: outputs = activation(inputs W^T + b).
 struct LayerSpec {
@@ -114,10 +117,41 @@ public:
 
     // Record data-set metadata (standardisation, names, class labels) in the model; fit does this.
     void adopt_dataset_metadata(const Dataset& data);
+    // Train on with another optimizer (e.g. a model imported from elsewhere); the optimizer state restarts at zero.
+    // Throws InvalidArgument naming a hyper-parameter out of range.
+    void set_optimizer(const Optimizer& optimizer);
+
+    // Models in and out (docs/interop.md). Every file is written through write_file_safely (safe_file.hpp),
+    // refusing a path that is the same file as one of `inputs`, and read under `limits` (max_file_bytes).
+
+    // Write the whole model as an ONNX graph (opset 17) that ONNX Runtime serves: input "input" [batch, inputs],
+    // the standardisation (Sub, Div), every layer (Gemm and its activation), output "output" [batch, outputs], the
+    // feature, target and class names in the metadata. The graph passes the ONNX checker before it is written.
+    void save_onnx(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs = {}) const;
+    // Read a multilayer perceptron from an ONNX file (torch.onnx.export of an nn.Sequential, tf2onnx, save_onnx).
+    // A malformed file, or a graph that is not a chain of dense layers, is InvalidModelFile naming what is wrong
+    // (the node, its op type, and what brain supports).
+    static Network load_onnx(const std::filesystem::path& path, const InputLimits& limits = InputLimits{});
+    // Write the parameters as safetensors (float32) named as PyTorch's nn.Sequential names them: "0.weight",
+    // "0.bias", "2.weight", ... (weights outputs x inputs; an activation takes an index too).
+    void save_safetensors(const std::filesystem::path& path,
+                          const std::vector<std::filesystem::path>& inputs = {}) const;
+    // A copy of `architecture` (layers, names, standardisation, loss, optimizer) with the parameters of a
+    // safetensors file in nn.Sequential naming; the file's layers must match it. Errors are InvalidModelFile.
+    static Network load_safetensors(const std::filesystem::path& path, const Network& architecture,
+                                    const InputLimits& limits = InputLimits{});
+    // A network whose widths come from the file's tensors, with `activations` (one per layer, output last; empty:
+    // those a file written by save_safetensors records).
+    static Network load_safetensors(const std::filesystem::path& path, const std::vector<Activation>& activations,
+                                    const InputLimits& limits = InputLimits{});
+    // The layers a safetensors file in nn.Sequential naming holds, widths only (every activation linear).
+    static std::vector<LayerSpec> safetensors_layers(const std::filesystem::path& path,
+                                                     const InputLimits& limits = InputLimits{});
 
 private:
     friend class NetworkBuilder;
     friend class TrainingSession;
+    friend struct detail::NetworkAccess;
     Network() = default;
     void validate() const;
 

@@ -11,7 +11,7 @@
 // (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 2 to 2L + 1
 // barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so results
 // are deterministic.
-#pragma once // narrow_epoch.cu includes it too
+#pragma once
 
 #include "fused_gemm.cuh"
 

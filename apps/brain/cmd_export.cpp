@@ -1,0 +1,77 @@
+// brain export: a brain model file as ONNX (for ONNX Runtime, TensorRT, OpenVINO...) and/or safetensors in
+// PyTorch's nn.Sequential naming (docs/interop.md).
+#include "app_support.hpp"
+#include "cli_options.hpp"
+#include "commands.hpp"
+
+#include <brain/brain.hpp>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace brain::app {
+
+namespace {
+
+struct ExportOptions {
+    std::string model;
+    std::string onnx;
+    std::string safetensors;
+    InputOptions input;
+};
+
+// "0.weight [16, 4], 0.bias [16], 2.weight ..." for the summary line.
+std::string sequential_names(const Network& net) {
+    std::string s;
+    std::size_t index = 0;
+    for (const LayerSpec& l : net.layers()) {
+        s += str(s.empty() ? "" : ", ", index, ".weight [", l.outputs, ", ", l.inputs, "], ", index, ".bias [",
+                 l.outputs, "]");
+        index += l.activation == Activation::Linear ? 1 : 2;
+    }
+    return s;
+}
+
+int run_export(const ExportOptions& o) {
+    BRAIN_CHECK_ARG(!o.onnx.empty() || !o.safetensors.empty(),
+                    "brain export needs --onnx <file>, --safetensors <file> or both: say what to write");
+    BRAIN_CHECK_ARG(o.onnx.empty() || o.safetensors.empty() ||
+                        std::filesystem::absolute(o.onnx).lexically_normal() !=
+                            std::filesystem::absolute(o.safetensors).lexically_normal(),
+                    "--onnx and --safetensors name the same file '", o.onnx, "'; give two paths");
+    const std::vector<std::filesystem::path> inputs{o.model};
+    // Both outputs are checked before either is written.
+    if (!o.onnx.empty()) check_output_path(o.onnx, inputs);
+    if (!o.safetensors.empty()) check_output_path(o.safetensors, inputs);
+    const Network net = Network::load_json(o.model, o.input.limits());
+    if (!o.onnx.empty()) {
+        net.save_onnx(o.onnx, inputs);
+        std::cout << "wrote " << o.onnx << ": ONNX opset 17, input \"input\" [batch, " << net.input_size()
+                  << "] -> output \"output\" [batch, " << net.output_size() << "]"
+                  << (net.standardization() ? ", the standardisation included" : "") << "\n";
+    }
+    if (!o.safetensors.empty()) {
+        net.save_safetensors(o.safetensors, inputs);
+        std::cout << "wrote " << o.safetensors << ": float32 parameters " << sequential_names(net) << "\n";
+    }
+    return exit_ok;
+}
+
+} // namespace
+
+void add_export_command(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<ExportOptions>();
+    auto* cmd = app.add_subcommand(
+        "export", "Write a model file as ONNX (the whole model: standardisation, layers, output activation; opset "
+                  "17, a dynamic batch, names in the metadata) and/or its parameters as safetensors in PyTorch's "
+                  "nn.Sequential naming (0.weight, 0.bias, 2.weight, ...). Each file is written whole or not at "
+                  "all; docs/interop.md.");
+    cmd->add_option("--model", o->model, "the brain model file to export (JSON, from brain train or import)")
+        ->required();
+    cmd->add_option("--onnx", o->onnx, "write the model as ONNX here");
+    cmd->add_option("--safetensors", o->safetensors, "write the parameters as safetensors here");
+    add_input_options(*cmd, o->input, false);
+    cmd->callback([o, &exit_code] { exit_code = run_export(*o); });
+}
+
+} // namespace brain::app
