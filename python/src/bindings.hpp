@@ -20,6 +20,8 @@ void bind_data(py::module_& m);
 void bind_network(py::module_& m);
 // fit / fit_with_backend, FitReport, Checkpoint, AcceleratorStats, TrainingSession.
 void bind_training(py::module_& m);
+// Network.save_onnx / load_onnx, save_safetensors / load_safetensors, set_optimizer.
+void bind_interop(py::module_& m);
 // accelerator_doctor, AcceleratorReport, the memory estimates, plugins and their load records.
 void bind_devices(py::module_& m);
 

@@ -10,5 +10,6 @@ PYBIND11_MODULE(_brain, m) {
     brain::python::bind_data(m);
     brain::python::bind_network(m);
     brain::python::bind_training(m);
+    brain::python::bind_interop(m);
     brain::python::bind_devices(m);
 }
