@@ -10,51 +10,8 @@ once into the library (converted to C-contiguous float32 first when they are not
 NumPy arrays that view the library's output without a copy.
 """
 
-from ._brain import (  # noqa: F401  (the public API, re-exported)
-    AcceleratorReport,
-    AcceleratorStats,
-    Activation,
-    Checkpoint,
-    Dataset,
-    Error,
-    ErrorCode,
-    Evaluation,
-    FitReport,
-    InputLimits,
-    LayerSpec,
-    Loss,
-    Matrix,
-    Network,
-    NetworkBuilder,
-    Optimizer,
-    OptimizerKind,
-    PluginCapabilities,
-    PluginRecord,
-    PluginStage,
-    Precision,
-    Predictor,
-    Standardization,
-    TrainConfig,
-    TrainingBackend,
-    TrainingSession,
-    __version__,
-    accelerator_doctor,
-    estimate_tensor_memory_bytes,
-    estimate_tensor_memory_mib,
-    largest_batch_within,
-    load,
-    load_plugin,
-    plugin_capabilities,
-    plugin_search_paths,
-    plugins,
-    save,
-    version,
-)
 from . import _brain
-
-# One exception class per brain::ErrorCode (brain.PluginNotFound, brain.BudgetExceeded, ...), each a brain.Error.
-for _code in ErrorCode.__members__:
-    globals()[_code] = getattr(_brain, _code)
-del _code
+from ._brain import *  # noqa: F401,F403  (the whole C++ API: every public name of the extension module)
+from ._brain import __version__  # noqa: F401
 
 __all__ = [name for name in dir(_brain) if not name.startswith("_")] + ["__version__"]
