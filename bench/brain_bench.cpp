@@ -212,12 +212,24 @@ int main(int argc, char** argv) {
     app.add_option("--reps", reps, "--predict: timed passes over the config's rows")->capture_default_str();
     app.add_option("--check-rows", check_rows, "--predict: rows predicted on the host too, for the comparison")
         ->capture_default_str();
+    int rank = 0, world_size = 1;
+    std::string rendezvous, save_params, compare_params;
+    app.add_option("--rank", rank, "this process's rank of --world-size processes training together")
+        ->capture_default_str();
+    app.add_option("--world-size", world_size, "processes training together (data parallelism over NCCL)")
+        ->capture_default_str();
+    app.add_option("--rendezvous", rendezvous, "where the processes meet: file:<path> or tcp:<host>:<port>");
+    app.add_option("--save-params", save_params,
+                   "folder to write each config's trained parameters to (<cfg>.params.f32, float32; rank 0 only)");
+    app.add_option("--compare-params", compare_params,
+                   "folder of <cfg>.params.f32 from another run: adds params_rel_l2, ||p - ref|| / ||ref||");
     CLI11_PARSE(app, argc, argv);
     if (grid_flag) configs = "grid";
 
     try {
         const auto backend = brain::TrainingBackend::parse(backend_spec, budget_mib)
-                                 .with_precision(brain::parse_precision(precision));
+                                 .with_precision(brain::parse_precision(precision))
+                                 .with_processes(rank, world_size, rendezvous);
         // The named workloads, then the grid's points, by name.
         std::vector<std::pair<std::string, Workload>> chosen;
         const auto points = bench::grid(grid_points, grid_seed, static_cast<std::uint64_t>(grid_work));
@@ -286,6 +298,36 @@ int main(int argc, char** argv) {
                       << brain::estimate_tensor_memory_bytes(network, w.batch, backend.precision())
                       << ",\"stats\":" << brain::to_json(session.stats());
             if (checksum) std::cout << ",\"params_fnv\":\"" << fnv1a(session.checkpoint().parameters) << "\"";
+            if (!save_params.empty() || !compare_params.empty()) {
+                const std::vector<float> params = session.checkpoint().parameters;
+                if (!compare_params.empty()) {
+                    const auto reference = read_f32(std::filesystem::path(compare_params) / (name + ".params.f32"),
+                                                    params.size(), "reference parameters");
+                    double diff = 0, norm = 0;
+                    for (std::size_t i = 0; i < params.size(); ++i) {
+                        const double d = static_cast<double>(params[i]) - reference[i];
+                        diff += d * d;
+                        norm += static_cast<double>(reference[i]) * reference[i];
+                    }
+                    std::cout << ",\"params_rel_l2\":" << std::sqrt(diff / std::max(norm, 1e-300));
+                }
+                if (!save_params.empty() && rank == 0) {
+                    std::filesystem::create_directories(save_params);
+                    std::ofstream out(std::filesystem::path(save_params) / (name + ".params.f32"),
+                                      std::ios::binary);
+                    out.write(reinterpret_cast<const char*>(params.data()),
+                              static_cast<std::streamsize>(params.size() * sizeof(float)));
+                    if (!out) throw std::runtime_error("cannot write the parameters to " + save_params);
+                }
+            }
+            const auto all_devices = session.stats().devices;
+            if (all_devices > 1 || world_size > 1) {
+                std::cout << ",\"devices\":[";
+                const auto per_device = session.device_stats();
+                for (std::size_t d = 0; d < per_device.size(); ++d)
+                    std::cout << (d ? "," : "") << brain::to_json(per_device[d]);
+                std::cout << "],\"rank\":" << rank << ",\"world_size\":" << world_size;
+            }
             if (!named) {
                 std::cout << ",\"macs_per_step\":" << bench::multiply_adds(w) << ",\"inp\":" << w.inputs
                           << ",\"hidden\":[";

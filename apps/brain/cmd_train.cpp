@@ -4,6 +4,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "network_options.hpp"
+#include "process_options.hpp"
 #include "progress.hpp"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ struct TrainOptions {
     bool standardize = true;
     std::string backend = "cpu";
     std::optional<std::uint64_t> budget_mib;
+    ProcessOptions processes;
     std::string precision = "float32";
     std::string out;
     std::string init;             // continue training this model file
@@ -99,8 +101,10 @@ int run_train(const TrainOptions& o) {
                                             : std::vector<std::filesystem::path>{o.csv, o.init});
     const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
     // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
-    const TrainingBackend backend = TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-                                        .with_precision(parse_precision(o.precision));
+    const TrainingBackend backend =
+        with_process_options(TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                 .with_precision(parse_precision(o.precision)),
+                             o.backend.find(':') != std::string::npos, o.processes);
 
     CsvOptions csv_options;
     csv_options.target_columns = o.targets;
@@ -208,11 +212,22 @@ int run_train(const TrainOptions& o) {
         throw;
     }
     const AcceleratorStats stats = session.stats();
+    const std::vector<AcceleratorStats> device_stats = session.device_stats();
+    const std::vector<int> devices = session.backend().devices(); // cuda:all resolved
     session.close();
 
     std::cout << stats << "\n";
+    if (stats.devices > 1)
+        for (std::size_t d = 0; d < device_stats.size(); ++d)
+            std::cout << "device " << (d < devices.size() ? devices[d] : static_cast<int>(d)) << ": "
+                      << to_json(device_stats[d]) << "\n";
     print_evaluation("training:  ", network.evaluate(train));
     if (validation) print_evaluation("validation:", network.evaluate(*validation));
+    // Every rank holds the same weights; rank 0 writes them.
+    if (backend.rank() != 0) {
+        std::cout << "rank " << backend.rank() << " of " << backend.world_size() << ": rank 0 saves the model\n";
+        return exit_ok;
+    }
     network.save_json(o.out, o.init.empty() ? std::vector<std::filesystem::path>{o.csv}
                                             : std::vector<std::filesystem::path>{o.csv, o.init});
     std::cout << "saved model to " << o.out << "\n";
@@ -271,12 +286,15 @@ void add_train_command(CLI::App& app, int& exit_code) {
                       "standardize features with training-set statistics saved in the model (default: on; with "
                       "--init the model's own standardisation stays)");
     for (CLI::Option* shape_option : {layers, activation, output, loss, standardize}) init->excludes(shape_option);
-    cmd->add_option("--backend", o->backend, "cpu, cuda:<device>, metal:<device> or <plugin>:<device>")
+    cmd->add_option("--backend", o->backend,
+                    "cpu, cuda:<device>, cuda:<device>,<device>... (data parallel), cuda:all, metal:<device> or "
+                    "<plugin>:<device>; cuda alone takes device LOCAL_RANK when that is set")
         ->capture_default_str();
     cmd->add_option("--budget", o->budget_mib,
-                    "memory budget in MiB for the session's tensors, on every backend (default: none for cpu, 8192 "
-                    "for a device); a session that needs more fails before it allocates")
+                    "memory budget in MiB for the session's tensors, on every backend and every device (default: "
+                    "none for cpu, 8192 for a device); a session that needs more fails before it allocates")
         ->check(whole_number(UINT64_MAX));
+    add_process_options(*cmd, o->processes);
     cmd->add_option("--precision", o->precision, "matrix-product precision: float32, tf32 or bf16 (accelerators)")
         ->capture_default_str();
     cmd->add_option("--out", o->out,

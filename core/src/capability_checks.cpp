@@ -116,6 +116,31 @@ void require_capabilities(const PluginCapabilities& c, const std::string& plugin
                 ". Use Precision::Float32, or a backend whose capabilities list ", to_string(precision), where);
 }
 
+void require_devices(const PluginCapabilities& c, const TrainingBackend& backend) {
+    const std::size_t devices = backend.devices().size();
+    if (devices <= 1 && backend.world_size() <= 1) return;
+    const std::string why = c.notes.empty() ? std::string() : " (the plugin says: " + c.notes + ")";
+    BRAIN_CHECK(
+        c.features & BRAIN_FEATURE_MULTI_DEVICE, ErrorCode::Unsupported, "backend \"", backend.plugin_name(),
+        "\" trains on one device in one process", why, ", and ", backend.describe(), " asks for ",
+        devices > 1 ? std::to_string(devices) + " devices" : std::to_string(backend.world_size()) + " processes",
+        "; give it one device, or use a backend with data parallelism (cuda)");
+    BRAIN_CHECK(devices <= c.max_devices, ErrorCode::Unsupported, "backend \"", backend.plugin_name(),
+                "\" trains on at most ", c.max_devices, " devices per process, and ", backend.describe(), " lists ",
+                devices, "; list fewer devices, or spread them over processes (--world-size)");
+}
+
+std::vector<int> every_device(Plugin& plugin, const TrainingBackend& backend) {
+    std::int32_t count = 0;
+    plugin.check(plugin.api().device_count(&count));
+    BRAIN_CHECK(count > 0, ErrorCode::DeviceNotFound, "backend ", backend.describe(),
+                " asks for every device, and the ", backend.plugin_name(),
+                " plugin sees none; run brain doctor --backend ", backend.plugin_name(), ":0 to see why");
+    std::vector<int> out;
+    for (int i = 0; i < count; ++i) out.push_back(i);
+    return out;
+}
+
 } // namespace detail
 
 } // namespace brain

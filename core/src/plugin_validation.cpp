@@ -143,6 +143,10 @@ AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::st
     s.dataset_bytes = raw.dataset_bytes;
     s.workspace_bytes = raw.workspace_bytes;
     s.budget_bytes = raw.budget_bytes;
+    s.devices = raw.devices == 0 ? 1 : raw.devices; // 0: a plugin before ABI 1.2
+    s.allreduce_bytes = raw.allreduce_bytes;
+    s.allreduce_time = std::chrono::nanoseconds(
+        static_cast<std::int64_t>(std::min<std::uint64_t>(raw.allreduce_time_ns, INT64_MAX)));
     // Printable ASCII only: the text reaches JSON and terminals, and a plugin's bytes are not trusted to be UTF-8.
     s.arithmetic = bounded(raw.arithmetic, sizeof(raw.arithmetic));
     for (char& c : s.arithmetic)

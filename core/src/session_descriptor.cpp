@@ -75,6 +75,20 @@ SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data
     m_desc.optimizer_step = network.optimizer_step();
     m_desc.first_epoch = network.epochs_trained();
     m_desc.precision = static_cast<int32_t>(backend.precision());
+    // ABI 1.2: several devices, several processes.
+    BRAIN_CHECK_ARG(!backend.all_devices(), "backend ", backend.describe(),
+                    " asks for every device; resolve it to a list first (TrainingSession does)");
+    if (backend.devices().size() > 1) {
+        m_devices.assign(backend.devices().begin(), backend.devices().end());
+        m_desc.devices = m_devices.data();
+        m_desc.device_list_count = static_cast<uint32_t>(m_devices.size());
+    }
+    m_desc.rank = backend.rank();
+    m_desc.world_size = backend.world_size();
+    if (backend.world_size() > 1) {
+        m_rendezvous = backend.rendezvous();
+        m_desc.rendezvous = m_rendezvous.c_str();
+    }
 }
 
 } // namespace brain

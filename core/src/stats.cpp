@@ -53,8 +53,12 @@ std::ostream& operator<<(std::ostream& out, const AcceleratorStats& s) {
         << "    arithmetic: " << (s.arithmetic.empty() ? "(not reported)" : s.arithmetic) << ",\n"
         << "    dataset_bytes: " << grouped(s.dataset_bytes) << ",\n"
         << "    workspace_bytes: " << grouped(s.workspace_bytes) << ",\n"
-        << "    budget_bytes: " << grouped(s.budget_bytes) << ",\n"
-        << "}";
+        << "    budget_bytes: " << grouped(s.budget_bytes) << ",\n";
+    if (s.devices > 1 || s.allreduce_bytes)
+        out << "    devices: " << s.devices << ",\n"
+            << "    allreduce_bytes: " << grouped(s.allreduce_bytes) << ",\n"
+            << "    allreduce_time: " << human(s.allreduce_time) << ",\n";
+    out << "}";
     return out;
 }
 
@@ -75,6 +79,9 @@ std::string to_json(const AcceleratorStats& s) {
         {"dataset_bytes", s.dataset_bytes},
         {"workspace_bytes", s.workspace_bytes},
         {"budget_bytes", s.budget_bytes},
+        {"devices", s.devices},
+        {"allreduce_bytes", s.allreduce_bytes},
+        {"allreduce_time_s", seconds(s.allreduce_time)},
     };
     return j.dump();
 }

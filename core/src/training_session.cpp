@@ -60,12 +60,15 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
                                    data.standardization() || network.standardization(), backend, 0),
         "the training session on " + backend.describe(),
         "lower the batch size, use a smaller network or data set, or free memory");
-    SessionDescriptor desc(network, data, config, backend);
     m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
     const PluginRecord& record = m_impl->plugin->record();
     // Before the plugin sees the session: a feature it does not run is named here, whatever the plugin would say.
     detail::require_capabilities(record.capabilities, backend.plugin_name(), record.abi_minor, network,
                                  backend.precision());
+    if (backend.all_devices())
+        m_impl->backend = backend.with_devices(detail::every_device(*m_impl->plugin, backend));
+    detail::require_devices(record.capabilities, m_impl->backend);
+    SessionDescriptor desc(network, data, config, m_impl->backend);
     m_impl->parameter_count = network.parameter_count();
     m_impl->state_count = network.optimizer_state().size();
     m_impl->first_epoch = network.epochs_trained();
@@ -132,6 +135,22 @@ AcceleratorStats TrainingSession::stats() const {
     raw.struct_size = sizeof(raw);
     m_impl->plugin->check(m_impl->plugin->api().session_stats(m_impl->session, &raw));
     return detail::stats_from_plugin(raw, m_impl->backend.plugin_name());
+}
+
+std::vector<AcceleratorStats> TrainingSession::device_stats() const {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    m_impl->require_open();
+    const auto& api = m_impl->plugin->api();
+    const AcceleratorStats all = stats();
+    if (!api.session_device_stats) return {all};
+    std::vector<AcceleratorStats> out;
+    for (std::uint32_t i = 0; i < all.devices; ++i) {
+        brain_session_stats raw{};
+        raw.struct_size = sizeof(raw);
+        m_impl->plugin->check(api.session_device_stats(m_impl->session, i, &raw));
+        out.push_back(detail::stats_from_plugin(raw, m_impl->backend.plugin_name()));
+    }
+    return out;
 }
 
 const TrainingBackend& TrainingSession::backend() const noexcept {

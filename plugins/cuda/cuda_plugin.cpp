@@ -1,4 +1,5 @@
 // The entry point of libbrain_cuda.so: the backend class the SDK builds the ABI table from (plugin_table.hpp).
+#include "backend_session.hpp"
 #include "cuda_device.hpp"
 #include "cuda_errors.hpp"
 #include "cuda_plugin_log.hpp"
@@ -18,7 +19,7 @@ struct CudaBackend {
     static constexpr const char* version = "0.1.0";
     static constexpr const char* description =
         "NVIDIA GPUs through the CUDA runtime (static), cuBLAS and NVRTC, built against CUDA " BRAIN_CUDA_TOOLKIT_VERSION;
-    using Session = CudaSession;
+    using Session = BackendSession;
     using Predictor = CudaPredictor;
 
     // Having no driver or device is not an error here: device_count says why there are none.
@@ -42,6 +43,9 @@ brain_capabilities backend_capabilities() noexcept {
     brain_capabilities caps = sdk::abi_1_0_capabilities();
     caps.precisions = sdk::capability_bit(BRAIN_PRECISION_FLOAT32) | sdk::capability_bit(BRAIN_PRECISION_TF32) |
                       sdk::capability_bit(BRAIN_PRECISION_BF16);
+    // Data parallelism over NCCL, opened when a session asks for it (nccl_library.hpp).
+    caps.features |= BRAIN_FEATURE_MULTI_DEVICE;
+    caps.max_devices = max_data_parallel_devices;
     return caps;
 }
 

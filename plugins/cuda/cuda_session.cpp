@@ -5,6 +5,7 @@
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,9 +13,11 @@
 
 namespace brain::cuda {
 
-CudaSession::CudaSession(const brain_session_desc& desc)
+CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_rows)
     : m_plan(make_device_plan(desc)), m_allocator(desc.memory_budget_bytes) {
     const auto start = Clock::now();
+    const bool replica = replica_rows > 0;
+    if (replica) m_plan.batch_rows = std::min(m_plan.batch_rows, replica_rows); // its share's tensors only
     // The budget, before anything touches the device.
     const MemoryLayout layout = plan_memory(m_plan);
     std::uint64_t cublas_workspace = layout.cublas_workspace;
@@ -32,7 +35,7 @@ CudaSession::CudaSession(const brain_session_desc& desc)
     m_kernels = &kernels_for_current_device();
     const auto kernels = Clock::now();
     m_stream = create_stream();
-    m_fused = layout.resident && choose_fused_epoch();
+    m_fused = !replica && layout.resident && choose_fused_epoch();
     // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up. The
     // mixed-precision path's products are cuBLASLt's.
     if (m_fused)
@@ -53,7 +56,7 @@ CudaSession::CudaSession(const brain_session_desc& desc)
         break;
     }
     const char* graphs = std::getenv("BRAIN_CUDA_GRAPHS");
-    m_use_graphs = !(graphs && std::strcmp(graphs, "0") == 0);
+    m_use_graphs = !replica && !(graphs && std::strcmp(graphs, "0") == 0);
     m_first_epoch = desc.first_epoch;
     m_resident = layout.resident;
 

@@ -19,15 +19,21 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace brain::cuda {
 
+// Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (fused_epoch.cpp).
+bool fused_epoch_pays(const sdk::SessionPlan& plan);
+
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
 class CudaSession {
 public:
-    explicit CudaSession(const brain_session_desc& desc);
+    // replica_rows > 0: one device's part of a data-parallel session (data_parallel_session.hpp), whose share of a
+    // batch is at most replica_rows rows: the cuBLAS path, epochs driven batch by batch by the replica_* calls below.
+    explicit CudaSession(const brain_session_desc& desc, std::size_t replica_rows = 0);
     ~CudaSession();
     CudaSession(const CudaSession&) = delete;
     CudaSession& operator=(const CudaSession&) = delete;
@@ -41,6 +47,23 @@ public:
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);
     // Measured figures of this session.
     brain_session_stats stats() const noexcept;
+
+    // A replica's epoch (data_parallel_replica.cpp), enqueued on its stream without waiting: the batch order, then
+    // per batch its share's gradient (layer_done(l) runs as layer l's gradient is enqueued, so the caller can sum
+    // it across devices while the layers below are still computed) and, once the sum is in, the optimizer step.
+    void replica_begin_epoch();
+    void replica_gradients(std::uint64_t position, unsigned rows,
+                           const std::function<void(std::size_t)>& layer_done);
+    void replica_step(unsigned rows, int batch);
+    float* replica_finish_epoch(); // the device float holding this replica's share of the epoch's mean loss
+    void replica_read_loss();      // that float (once summed across devices) read back asynchronously
+    float replica_epoch_loss();    // the value read, once the stream is done; NUMERICAL if a check tripped
+    void replica_count_epoch(std::uint64_t batches, std::chrono::steady_clock::duration time);
+    void replica_failed(const std::string& why) { m_failure = why; }
+    float* replica_gradient_buffer() noexcept { return m_grads.floats(); }
+    cudaStream_t replica_stream() const noexcept { return m_stream.get(); }
+    int device() const noexcept { return m_device; }
+    const DevicePlan& plan() const noexcept { return m_plan; }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -61,6 +84,7 @@ private:
     void run_graph_epoch();
     void enqueue_resident_epoch();
     void enqueue_batch(const float* x, const float* t, unsigned rows, int batch);
+    void enqueue_gradients(const float* x, const float* t, unsigned rows); // forward and backward of a batch
     void enqueue_optimizer(unsigned rows, int batch); // the batch's loss and step count, then the optimizer
     void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
               const float* b, int ldb, float* c, int ldc, const char* what);
@@ -122,6 +146,7 @@ private:
     std::string m_mixed_fusion;             // which epilogues cuBLASLt fused, for the log
     sdk::SessionCounters m_counters;
     std::string m_failure; // why the session became unusable; empty while usable
+    const std::function<void(std::size_t)>* m_layer_done = nullptr; // a replica's hook (replica_gradients)
 };
 
 } // namespace brain::cuda

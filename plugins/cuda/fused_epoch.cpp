@@ -17,6 +17,8 @@ constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/fused_
 constexpr std::size_t fused_max_width = 1024;
 constexpr double fused_max_multiply_adds = 3.0e8;
 
+} // namespace
+
 // Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (BRAIN_CUDA_FUSED unset).
 bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // The fused kernel multiplies with plain FP32 FMAs from shared memory, several times slower than cuBLAS per
@@ -32,6 +34,8 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     multiply_adds *= static_cast<double>(plan.batch_rows);
     return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
 }
+
+namespace {
 
 // Whether a kernel can run cooperatively at one block of fused_threads per SM on this device.
 bool cooperative_fits(cudaKernel_t kernel, const char* what) {

@@ -95,6 +95,11 @@ void CudaSession::gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
 // Weights  dW (out x in) = delta^T X ->  dW^T = X^T delta:     gemm(N, T, in, out, B, X, in, delta, out, dW, in)
 // Inputs   dX (B x in) = delta W     ->  dX^T = W^T delta^T:   gemm(N, N, in, B, out, W, in, delta, out, dX, in)
 void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, int batch) {
+    enqueue_gradients(x, t, rows);
+    enqueue_optimizer(rows, batch);
+}
+
+void CudaSession::enqueue_gradients(const float* x, const float* t, unsigned rows) {
     const DevicePlan& plan = m_plan;
     const KernelModule& k = *m_kernels;
     cudaStream_t stream = m_stream.get();
@@ -138,6 +143,7 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
         launch(k, Kernel::ColumnSums, dim3(static_cast<unsigned>((layer.outputs + 31) / 32)), dim3(32, 8), stream,
                static_cast<const float*>(delta), grads + layer.bias_offset, rows,
                static_cast<unsigned>(layer.outputs));
+        if (m_layer_done) (*m_layer_done)(l);
         if (l == 0) continue;
         const LayerPlan& below = plan.layers[l - 1];
         float* below_delta = m_delta[l - 1].floats();
@@ -155,8 +161,6 @@ void CudaSession::enqueue_batch(const float* x, const float* t, unsigned rows, i
                    below_delta, bz, ba, count, static_cast<int>(below.activation), below.param);
         }
     }
-
-    enqueue_optimizer(rows, batch);
 }
 
 void CudaSession::enqueue_optimizer(unsigned rows, int batch) {

@@ -8,6 +8,7 @@
 #include <brain/export.hpp>
 #include <brain/network.hpp>
 #include <brain/plugin_abi.h>
+#include <string>
 #include <vector>
 
 namespace brain {
@@ -15,7 +16,8 @@ namespace brain {
 // Owns every buffer the descriptor points to; the descriptor is valid while this object and the network live.
 class BRAIN_API SessionDescriptor {
 public:
-    // Throws InvalidArgument / InvalidData when data or config cannot train this network (names the value).
+    // Throws InvalidArgument / InvalidData when data or config cannot train this network (names the value), or when
+    // the backend asks for every device (cuda:all) unresolved: TrainingSession resolves that first.
     SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
                       const TrainingBackend& backend);
     SessionDescriptor(const SessionDescriptor&) = delete;
@@ -31,6 +33,8 @@ private:
     brain_dataset_view m_dataset{};
     brain_train_config m_config{};
     brain_session_desc m_desc{};
+    std::vector<int32_t> m_devices; // the backend's devices when it has several
+    std::string m_rendezvous;       // the backend's rendezvous when world_size > 1
 };
 
 } // namespace brain

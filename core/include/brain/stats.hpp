@@ -28,6 +28,11 @@ struct AcceleratorStats {
     std::uint64_t dataset_bytes = 0;   // device memory holding the data set or its staging buffers
     std::uint64_t workspace_bytes = 0; // library workspaces charged to the budget
     std::uint64_t budget_bytes = 0;    // 0: no budget
+    // Data parallelism (ABI 1.2): the devices the session trains on in this process (1 otherwise), the gradient
+    // bytes it summed across devices, and the time those sums took that the backward pass did not hide.
+    std::uint32_t devices = 1;
+    std::uint64_t allreduce_bytes = 0;
+    std::chrono::nanoseconds allreduce_time{0};
     // What ran, in the plugin's words (e.g. "bf16 mixed, float32 master weights (cuBLASLt)"); empty when the plugin
     // does not say (ABI 1.0 and 1.1).
     std::string arithmetic;

@@ -9,6 +9,7 @@
 #include <brain/stats.hpp>
 
 #include <memory>
+#include <vector>
 
 namespace brain {
 
@@ -38,8 +39,12 @@ public:
     void set_learning_rate(float learning_rate);
     // Copy weights and optimizer state to the host (the only copy back).
     Checkpoint checkpoint();
-    // What the session did so far, measured by the backend.
+    // What the session did so far, measured by the backend. With several devices: transfers and all-reduce bytes
+    // summed over this process's devices, memory figures those of the largest device.
     AcceleratorStats stats() const;
+    // The same per device of this process, in the backend's device order (one entry for one device; a plugin
+    // without per-device stats gives stats() alone).
+    std::vector<AcceleratorStats> device_stats() const;
     // The backend this session runs on.
     const TrainingBackend& backend() const noexcept;
     // Release the device resources; idempotent. Later calls throw InvalidState.

@@ -1,0 +1,30 @@
+// brain::cuda::BackendSession: what session_open returns. One device trains on a CudaSession; several devices, or
+// several processes, on a DataParallelSession when data parallelism pays (decide_data_parallel; the debug log says
+// which and why).
+#pragma once
+
+#include "cuda_session.hpp"
+#include "data_parallel_session.hpp"
+
+#include <memory>
+
+namespace brain::cuda {
+
+class BackendSession {
+public:
+    explicit BackendSession(const brain_session_desc& desc);
+
+    float train_epoch();
+    void set_learning_rate(float learning_rate);
+    void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
+    brain_session_stats stats() const noexcept;
+    // Stats of device `index` of this process's devices (one for a single-device session).
+    brain_session_stats device_stats(std::uint32_t index) const;
+
+private:
+    std::unique_ptr<CudaSession> m_single;
+    std::unique_ptr<DataParallelSession> m_parallel;
+};
+
+} // namespace brain::cuda
