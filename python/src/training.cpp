@@ -92,6 +92,9 @@ void bind_training(py::module_& m) {
         .def_readonly("workspace_bytes", &AcceleratorStats::workspace_bytes)
         .def_readonly("budget_bytes", &AcceleratorStats::budget_bytes)
         .def_readonly("arithmetic", &AcceleratorStats::arithmetic)
+        .def_readonly("devices", &AcceleratorStats::devices, "Devices the session trains on in this process.")
+        .def_readonly("allreduce_bytes", &AcceleratorStats::allreduce_bytes)
+        .def_readonly("allreduce_time", &AcceleratorStats::allreduce_time)
         .def("to_json", [](const AcceleratorStats& s) { return to_json(s); }, "One-line JSON (times in seconds).")
         .def("__repr__", [](const AcceleratorStats& s) { return to_json(s); });
 
@@ -154,6 +157,7 @@ void bind_training(py::module_& m) {
         .def("checkpoint", &TrainingSession::checkpoint, py::call_guard<py::gil_scoped_release>(),
              "Copy weights and optimizer state to the host (Network.restore_checkpoint adopts them).")
         .def("stats", &TrainingSession::stats, "What the session did so far, measured by the backend.")
+        .def("device_stats", &TrainingSession::device_stats, "The same per device of this process.")
         .def_property_readonly("backend", &TrainingSession::backend)
         .def("close", &TrainingSession::close, "Release the device resources; idempotent.")
         .def_property_readonly("is_open", &TrainingSession::is_open)

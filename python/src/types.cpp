@@ -96,8 +96,14 @@ void bind_types(py::module_& m) {
         .def_static("cpu", py::overload_cast<>(&TrainingBackend::cpu), "The reference CPU plugin, without a budget.")
         .def_static("cpu", py::overload_cast<std::uint64_t>(&TrainingBackend::cpu), py::arg("memory_budget_mib"),
                     "The CPU plugin with its session's tensors capped at memory_budget_mib MiB (0: no cap).")
-        .def_static("cuda", &TrainingBackend::cuda, py::arg("device"), py::arg("memory_budget_mib"),
+        .def_static("cuda", py::overload_cast<int, std::uint64_t>(&TrainingBackend::cuda), py::arg("device"),
+                    py::arg("memory_budget_mib"),
                     "The CUDA plugin on device index `device`, using at most memory_budget_mib MiB.")
+        .def_static("cuda", py::overload_cast<std::vector<int>, std::uint64_t>(&TrainingBackend::cuda),
+                    py::arg("devices"), py::arg("budget_per_device_mib"),
+                    "The CUDA plugin on several devices of this process (data parallelism over NCCL).")
+        .def_static("cuda_all", &TrainingBackend::cuda_all, py::arg("budget_per_device_mib"),
+                    "The CUDA plugin on every device the process sees (resolved when a session opens).")
         .def_static("metal", &TrainingBackend::metal, py::arg("device"), py::arg("memory_budget_mib"),
                     "The Metal plugin; off Apple systems every call raises brain.MetalFeatureDisabled.")
         .def_static("plugin", &TrainingBackend::plugin, py::arg("name"), py::arg("device"),
@@ -106,28 +112,43 @@ void bind_types(py::module_& m) {
                     "Parse 'cpu', 'cuda:0', 'metal:0' or '<name>:<device>' (the CLI's --backend).")
         .def("with_precision", &TrainingBackend::with_precision, py::arg("precision"),
              "This request with matrix products in the given precision.")
+        .def("with_devices", &TrainingBackend::with_devices, py::arg("devices"),
+             "This request on the given devices (distinct indices, at least one).")
+        .def("with_processes", &TrainingBackend::with_processes, py::arg("rank"), py::arg("world_size"),
+             py::arg("rendezvous"),
+             "This request as rank `rank` of `world_size` processes meeting at 'file:<path>' or 'tcp:<host>:<port>'.")
         .def_property_readonly("plugin_name", &TrainingBackend::plugin_name)
-        .def_property_readonly("device", &TrainingBackend::device)
+        .def_property_readonly("device", &TrainingBackend::device, "The first device.")
+        .def_property_readonly("devices", &TrainingBackend::devices)
+        .def_property_readonly("all_devices", &TrainingBackend::all_devices)
+        .def_property_readonly("rank", &TrainingBackend::rank)
+        .def_property_readonly("world_size", &TrainingBackend::world_size)
+        .def_property_readonly("rendezvous", &TrainingBackend::rendezvous)
         .def_property_readonly("memory_budget_mib", &TrainingBackend::memory_budget_mib)
         .def_property_readonly("precision", &TrainingBackend::precision)
         .def_property_readonly("is_cpu", &TrainingBackend::is_cpu)
         .def("describe", &TrainingBackend::describe)
         .def("__repr__", [](const TrainingBackend& b) { return "TrainingBackend(" + b.describe() + ")"; })
-        .def(py::pickle([](const TrainingBackend& b) {
-                            return py::make_tuple(b.plugin_name(), b.device(), b.memory_budget_mib(),
-                                                  static_cast<int>(b.precision()));
-                        },
-                        [](const py::tuple& t) {
-                            const auto name = t[0].cast<std::string>();
-                            const auto device = t[1].cast<int>();
-                            const auto budget = t[2].cast<std::uint64_t>();
-                            TrainingBackend b = name == "cpu"    ? TrainingBackend::cpu(budget)
-                                                : name == "cuda" ? TrainingBackend::cuda(device, budget)
-                                                : name == "metal"
-                                                    ? TrainingBackend::metal(device, budget)
-                                                    : TrainingBackend::plugin(name, device, budget);
-                            return b.with_precision(static_cast<Precision>(t[3].cast<int>()));
-                        }));
+        .def(py::pickle(
+            [](const TrainingBackend& b) {
+                return py::make_tuple(b.plugin_name(), b.devices(), b.all_devices(), b.memory_budget_mib(),
+                                      static_cast<int>(b.precision()), b.rank(), b.world_size(), b.rendezvous());
+            },
+            [](const py::tuple& t) {
+                const auto name = t[0].cast<std::string>();
+                const auto devices = t[1].cast<std::vector<int>>();
+                const bool all = t[2].cast<bool>();
+                const auto budget = t[3].cast<std::uint64_t>();
+                const int first = devices.empty() ? 0 : devices.front();
+                TrainingBackend b = name == "cpu"    ? TrainingBackend::cpu(budget)
+                                    : name == "cuda" ? (all ? TrainingBackend::cuda_all(budget)
+                                                            : TrainingBackend::cuda(first, budget))
+                                    : name == "metal" ? TrainingBackend::metal(first, budget)
+                                                      : TrainingBackend::plugin(name, first, budget);
+                if (devices.size() > 1) b = b.with_devices(devices);
+                if (t[6].cast<int>() > 1) b = b.with_processes(t[5].cast<int>(), t[6].cast<int>(), t[7].cast<std::string>());
+                return b.with_precision(static_cast<Precision>(t[4].cast<int>()));
+            }));
 }
 
 } // namespace brain::python

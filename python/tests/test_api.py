@@ -69,7 +69,8 @@ def test_training_session_matches_fit(regression):
     with brain.TrainingSession(net, X, y, config=config, backend=brain.TrainingBackend.cpu()) as session:
         losses = [session.train_epoch() for _ in range(3)]
         checkpoint = session.checkpoint()
-        assert session.stats().epochs == 3
+        assert session.stats().epochs == 3 and session.stats().devices == 1
+        assert [s.epochs for s in session.device_stats()] == [3]
         assert session.backend.plugin_name == "cpu"
     assert not session.is_open
     with pytest.raises(brain.InvalidState):
@@ -147,6 +148,10 @@ def test_estimates_doctor_and_backends():
     assert (backend.plugin_name, backend.device, backend.memory_budget_mib, backend.precision) == (
         "cuda", 1, 2048, brain.Precision.Bf16)
     assert copy.deepcopy(backend).describe() == backend.describe()
+    multi = brain.TrainingBackend.cuda([0, 1], 4096).with_processes(1, 2, "tcp:127.0.0.1:29500")
+    assert (multi.devices, multi.rank, multi.world_size, multi.rendezvous) == ([0, 1], 1, 2, "tcp:127.0.0.1:29500")
+    assert copy.deepcopy(multi).describe() == multi.describe()
+    assert brain.TrainingBackend.cuda_all(1024).all_devices
 
 
 def test_plugins_report_load_records():
