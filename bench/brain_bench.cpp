@@ -5,8 +5,9 @@
 // distribution by brain::Random, from brain's own initialisation. --grid N adds the shape grid's N points (names
 // g00, g01, ...; bench_grid.hpp), the same as the anchor's: every activation, loss and optimizer over a range of
 // shapes. --predict measures prediction on the backend instead (brain::Predictor), with the outputs checked against
-// the host's, and --checksum adds a hash of the trained parameters.
+// the host's, and --checksum adds a hash of the trained parameters. --data-load FILE measures a CSV load instead.
 #include "bench_grid.hpp"
+#include "data_load.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,8 +16,8 @@
 #include <brain/dense_math.hpp>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -223,7 +224,22 @@ int main(int argc, char** argv) {
                    "folder to write each config's trained parameters to (<cfg>.params.f32, float32; rank 0 only)");
     app.add_option("--compare-params", compare_params,
                    "folder of <cfg>.params.f32 from another run: adds params_rel_l2, ||p - ref|| / ||ref||");
+    std::string data_load;
+    std::vector<std::string> load_targets;
+    app.add_option("--data-load", data_load,
+                   "measure loading this CSV file into a Dataset instead of training (tools/perf/data-load-compare "
+                   "runs NumPy's loadtxt beside it); prints wall time, MB/s, rows/s and peak memory");
+    app.add_option("--target", load_targets, "--data-load: the target column(s)")->delimiter(',');
     CLI11_PARSE(app, argc, argv);
+    if (!data_load.empty()) {
+        try {
+            return bench::run_data_load(data_load,
+                                        load_targets.empty() ? std::vector<std::string>{"y"} : load_targets, reps);
+        } catch (const brain::Error& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 2;
+        }
+    }
     if (grid_flag) configs = "grid";
 
     try {

@@ -196,7 +196,7 @@ TEST_CASE("brain train then predict round-trips a classifier", "[cli]") {
     REQUIRE(lines.size() == 201);
     CHECK(lines[0] == "label,p_1");
     // The CLI's labels agree with the library's own predictions on the same rows.
-    const brain::Dataset test = brain::Dataset::from_csv(dir / "test.csv", brain::CsvOptions{{"y"}, ',', {}});
+    const brain::Dataset test = brain::Dataset::from_csv(dir / "test.csv", brain::CsvOptions{{"y"}, ',', {}, {}});
     const auto classes = model.predict_classes(test.features());
     for (std::size_t r = 0; r < classes.size(); ++r) REQUIRE(split(lines[r + 1])[0] == std::to_string(classes[r]));
     // XOR is learnable by one hidden layer: held-out accuracy well above chance.

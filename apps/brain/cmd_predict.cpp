@@ -1,8 +1,10 @@
-// brain predict: apply a saved model to the rows of a CSV file. Runs on the host (no plugin, no GPU) unless
-// --backend names a backend, whose predictor then computes the outputs (brain::Predictor).
+// brain predict: apply a saved model to the rows of a CSV file (or a NumPy .npz archive or .npy file). Runs on the
+// host (no plugin, no GPU) unless --backend names a backend, whose predictor then computes the outputs
+// (brain::Predictor).
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
+#include "data_source.hpp"
 
 #include <algorithm>
 #include <brain/brain.hpp>
@@ -20,7 +22,7 @@ namespace {
 
 struct PredictOptions {
     std::string model;
-    std::string csv;
+    DataSource source;
     std::string out;
     std::string compare;
     InputOptions input;
@@ -49,8 +51,9 @@ Matrix rows_of(const Matrix& x, std::size_t begin, std::size_t end) {
 }
 
 // The network's outputs, on the host or through a predictor on the backend; a row whose output is not finite is an
-// error naming its line in the file.
-Matrix predict_rows(const Network& network, const Matrix& x, const CsvTable& table, Predictor* predictor) {
+// error naming its place in the file (`where(row)`: "data.csv:12" or "X.npy: row 11").
+Matrix predict_rows(const Network& network, const Matrix& x, const std::function<std::string(std::size_t)>& where,
+                    Predictor* predictor) {
     const auto predict = [&](const Matrix& rows) {
         return predictor ? predictor->predict(rows) : network.predict(rows);
     };
@@ -70,7 +73,7 @@ Matrix predict_rows(const Network& network, const Matrix& x, const CsvTable& tab
                 end = middle;
             }
         }
-        BRAIN_THROW(ErrorCode::NumericalError, table.origin(), ":", table.line_of(begin),
+        BRAIN_THROW(ErrorCode::NumericalError, where(begin),
                     ": the model's output for this row is not finite (NaN or infinity): its values overflow "
                     "the model's ",
                     predictor ? to_string(predictor->backend().precision()) : "float32",
@@ -97,9 +100,10 @@ std::vector<std::size_t> classes_of(const Matrix& outputs) {
 
 // The predictions as CSV, handed to `sink` in pieces of about 1 MiB.
 void write_predictions(const Network& network, const Matrix& outputs, const std::vector<std::size_t>& classes,
-                       const std::function<void(std::string_view)>& sink) {
+                       const std::function<void(std::string_view)>& sink, bool with_header = true) {
     std::string text;
-    if (network.is_classifier()) {
+    if (!with_header) {
+    } else if (network.is_classifier()) {
         text += "label";
         // A single sigmoid output is the probability of class "1" (or of the second label).
         if (outputs.cols() == 1)
@@ -111,7 +115,7 @@ void write_predictions(const Network& network, const Matrix& outputs, const std:
         for (std::size_t k = 0; k < outputs.cols(); ++k)
             text += (k ? "," : "") + csv_escape(k < names.size() ? names[k] : str("y", k));
     }
-    text += "\n";
+    if (with_header) text += "\n";
     for (std::size_t r = 0; r < outputs.rows(); ++r) {
         if (!classes.empty()) text += csv_escape(label_of(network, classes[r])) + ",";
         for (std::size_t k = 0; k < outputs.cols(); ++k) {
@@ -152,14 +156,78 @@ void print_accuracy(const Network& network, const CsvTable& table, std::size_t c
                   << " of the rows hold a value that is none of the model's classes (counted as wrong)\n";
 }
 
+// The feature rows of an .npz archive or .npy file: an archive's columns matched to the model's features by
+// 'feature_names' when it has them, otherwise taken in order (their count must be the model's input size).
+Matrix binary_features(const DataSource& source, const Network& network, const std::vector<std::string>& features,
+                       const InputLimits& limits) {
+    Matrix all;
+    std::vector<std::string> names;
+    if (!source.npz.empty()) {
+        NpzFeatures archive = load_npz_features(source.npz, limits);
+        all = std::move(archive.features);
+        names = std::move(archive.names);
+    } else {
+        all = load_npy(source.npy_features, limits);
+    }
+    BRAIN_CHECK(all.rows() > 0, ErrorCode::InvalidData, source.name(), " has no rows to predict");
+    if (names.empty()) {
+        BRAIN_CHECK(all.cols() == network.input_size(), ErrorCode::InvalidData, source.name(), " has ", all.cols(),
+                    " columns but the model takes ", network.input_size(),
+                    " inputs; give one column per model input, in the model's order");
+        return all;
+    }
+    std::vector<std::size_t> index;
+    for (const auto& feature : features) {
+        const auto it = std::find(names.begin(), names.end(), feature);
+        BRAIN_CHECK(it != names.end(), ErrorCode::InvalidData, source.name(), " has no feature named ",
+                    quote_excerpt(feature),
+                    " (the model's feature); its 'feature_names' must include every one of "
+                    "the model's features");
+        index.push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+    Matrix x(all.rows(), index.size());
+    for (std::size_t r = 0; r < all.rows(); ++r)
+        for (std::size_t j = 0; j < index.size(); ++j) x(r, j) = all(r, index[j]);
+    return x;
+}
+
+// --out with a CSV input and no --compare: the rows stream through a chunk at a time (CsvRowStream), their
+// predictions into the output file, which is committed only once every row has been predicted; memory is one chunk
+// whatever the file's size.
+int predict_streamed(const PredictOptions& o, const Network& network, CsvRowStream& rows,
+                     const std::vector<std::filesystem::path>& inputs, Predictor* predictor) {
+    OutputFile file(o.out, inputs);
+    const auto sink = [&file](std::string_view part) { file.write(part); };
+    Matrix x;
+    std::vector<std::uint64_t> lines;
+    std::uint64_t count = 0;
+    while (rows.next(x, lines)) {
+        const Matrix outputs = predict_rows(
+            network, x, [&](std::size_t row) { return str(o.source.csv, ":", lines[row]); }, predictor);
+        const std::vector<std::size_t> classes =
+            network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};
+        write_predictions(network, outputs, classes, sink, count == 0);
+        count += x.rows();
+    }
+    BRAIN_CHECK(count > 0, ErrorCode::InvalidData, o.source.csv,
+                ": the file has a header but no data rows; add at least one row of values");
+    file.commit();
+    std::cout << "wrote " << count << " predictions to " << o.out << "\n";
+    return exit_ok;
+}
+
 int run_predict(const PredictOptions& o) {
     // Every check that can fail runs before anything is written: the output path, both inputs, the feature
     // columns, the --compare column and the predictions themselves.
-    const std::vector<std::filesystem::path> inputs{o.model, o.csv};
+    check_data_source(o.source, false, {});
+    BRAIN_CHECK_ARG(
+        o.compare.empty() || o.source.is_csv(),
+        "--compare names a column of --csv; with --npz or --npy-features there is none to compare with");
+    std::vector<std::filesystem::path> inputs = o.source.files();
+    inputs.emplace_back(o.model);
     if (!o.out.empty()) check_output_path(o.out, inputs);
     const InputLimits limits = o.input.limits();
     const Network network = Network::load_json(o.model, limits);
-    const CsvTable table = CsvTable::read(o.csv, ',', limits);
 
     std::vector<std::string> features = network.feature_names();
     if (features.empty())
@@ -167,15 +235,58 @@ int run_predict(const PredictOptions& o) {
     BRAIN_CHECK(features.size() == network.input_size(), ErrorCode::InvalidModelFile, o.model, ": the model names ",
                 features.size(), " features but its first layer takes ", network.input_size(),
                 " inputs; the file is inconsistent, retrain or restore it");
-    const Matrix x = table.numeric_columns(features);
+    if (!o.out.empty() && o.compare.empty() && o.source.is_csv()) {
+        CsvRowStream rows(o.source.csv, features, ',', limits);
+        BRAIN_CHECK_ARG(
+            o.backend || (!o.budget_mib && o.precision == "float32"),
+            "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
+            "or drop them to predict on the host");
+        std::optional<Predictor> predictor;
+        if (o.backend) {
+            const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
+            const TrainingBackend backend =
+                TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                    .with_precision(parse_precision(o.precision));
+            predictor.emplace(network, backend, Predictor::default_batch_rows);
+        }
+        return predict_streamed(o, network, rows, inputs, predictor ? &*predictor : nullptr);
+    }
+    std::optional<CsvTable> table;
+    Matrix x;
+    std::function<std::string(std::size_t)> where;
+    std::vector<std::uint64_t> lines;
+    if (o.source.is_csv() && o.compare.empty()) {
+        // Only the feature numbers and each row's line are kept (no cell text): the whole file is checked before
+        // anything is written, in the memory of its numbers.
+        CsvRowStream rows(o.source.csv, features, ',', limits);
+        std::vector<float> values;
+        Matrix chunk;
+        std::vector<std::uint64_t> chunk_lines;
+        while (rows.next(chunk, chunk_lines)) {
+            values.insert(values.end(), chunk.data().begin(), chunk.data().end());
+            lines.insert(lines.end(), chunk_lines.begin(), chunk_lines.end());
+        }
+        BRAIN_CHECK(!lines.empty(), ErrorCode::InvalidData, o.source.csv,
+                    ": the file has a header but no data rows; add at least one row of values");
+        x = Matrix(lines.size(), features.size(), std::move(values));
+        where = [&](std::size_t row) { return str(o.source.csv, ":", lines[row]); };
+    } else if (o.source.is_csv()) {
+        table = CsvTable::read(o.source.csv, ',', limits);
+        x = table->numeric_columns(features);
+        where = [&table](std::size_t row) { return str(table->origin(), ":", table->line_of(row)); };
+    } else {
+        x = binary_features(o.source, network, features, limits);
+        where = [&o](std::size_t row) { return str(o.source.name(), ": row ", row); };
+    }
 
     std::optional<std::size_t> compare;
     Matrix truth;
     if (!o.compare.empty()) {
-        compare = table.column_index(o.compare);
-        BRAIN_CHECK(compare.has_value(), ErrorCode::InvalidData, o.csv, " has no column ", quote_excerpt(o.compare),
+        compare = table->column_index(o.compare);
+        BRAIN_CHECK(compare.has_value(), ErrorCode::InvalidData, o.source.csv, " has no column ",
+                    quote_excerpt(o.compare),
                     " to compare the predictions with (--compare); name one of its columns");
-        if (!network.is_classifier()) truth = table.numbers({*compare}, "the --compare column");
+        if (!network.is_classifier()) truth = table->numbers({*compare}, "the --compare column");
     }
 
     // --backend: the backend's predictor, opened once the inputs are known to be usable (nothing falls back to the
@@ -191,7 +302,7 @@ int run_predict(const PredictOptions& o) {
                                             .with_precision(parse_precision(o.precision));
         predictor.emplace(network, backend, std::clamp<std::size_t>(x.rows(), 1, Predictor::default_batch_rows));
     }
-    const Matrix outputs = predict_rows(network, x, table, predictor ? &*predictor : nullptr);
+    const Matrix outputs = predict_rows(network, x, where, predictor ? &*predictor : nullptr);
     const std::vector<std::size_t> classes =
         network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};
     if (o.out.empty()) {
@@ -204,7 +315,7 @@ int run_predict(const PredictOptions& o) {
     }
 
     if (compare && network.is_classifier()) {
-        print_accuracy(network, table, *compare, o.compare, classes);
+        print_accuracy(network, *table, *compare, o.compare, classes);
     } else if (compare) {
         double sq = 0.0, abs = 0.0;
         for (std::size_t r = 0; r < truth.rows(); ++r) {
@@ -231,7 +342,7 @@ void add_predict_command(CLI::App& app, int& exit_code) {
                    "row whose prediction is not finite is an error naming its line; on any error nothing is "
                    "written.");
     cmd->add_option("--model", o->model, "a model file written by brain train (save_json)")->required();
-    cmd->add_option("--csv", o->csv, "rows to predict, with a header row")->required();
+    add_data_source_options(*cmd, o->source, false, "rows to predict: a CSV file with a header row");
     cmd->add_option("--out", o->out,
                     "write the predictions here (whole or not at all) instead of to standard output; a symbolic "
                     "link, directory, device, FIFO, socket, --model or --csv is refused");

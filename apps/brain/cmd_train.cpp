@@ -1,8 +1,9 @@
-// brain train: read a CSV, build a network, train it through a TrainingSession epoch by epoch (so progress and
-// validation loss show per epoch, on every backend alike), then save the model.
+// brain train: read a CSV file (or NumPy .npz / .npy data), build a network, train it through a TrainingSession
+// epoch by epoch (so progress and validation loss show per epoch, on every backend alike), then save the model.
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
+#include "data_source.hpp"
 #include "network_options.hpp"
 #include "process_options.hpp"
 #include "progress.hpp"
@@ -19,7 +20,7 @@ namespace brain::app {
 namespace {
 
 struct TrainOptions {
-    std::string csv;
+    DataSource source;
     std::vector<std::string> targets;
     std::vector<std::size_t> layers{64, 64};
     std::string activation = "relu";
@@ -42,7 +43,33 @@ struct TrainOptions {
     std::string init;             // continue training this model file
     bool optimizer_given = false; // --optimizer, --lr, --momentum or --weight-decay on the command line
     InputOptions input;
+    bool stream = false;
+    std::uint64_t stream_chunk_rows = StreamOptions{}.chunk_rows;
+    std::uint32_t stream_window = StreamOptions{}.window_chunks;
 };
+
+// The loss (and accuracy) over every row of a streamed data set, read chunk by chunk: the chunks' figures
+// weighted by their rows, so memory stays one chunk.
+Evaluation evaluate_streamed(const Network& network, const StreamingDataset& data) {
+    double loss = 0.0, accuracy = 0.0;
+    bool has_accuracy = false;
+    const std::uint64_t chunk = std::max<std::uint64_t>(data.options().chunk_rows, 1);
+    for (std::uint64_t begin = 0; begin < data.size(); begin += chunk) {
+        const std::uint64_t end = std::min(data.size(), begin + chunk);
+        const Evaluation e = network.evaluate(data.read_rows(begin, end));
+        const auto n = static_cast<double>(end - begin);
+        loss += e.loss * n;
+        if (e.accuracy) {
+            has_accuracy = true;
+            accuracy += *e.accuracy * n;
+        }
+    }
+    const auto rows = static_cast<double>(data.size());
+    Evaluation out;
+    out.loss = static_cast<float>(loss / rows);
+    if (has_accuracy) out.accuracy = static_cast<float>(accuracy / rows);
+    return out;
+}
 
 std::string describe_layers(const std::vector<LayerSpec>& layers) {
     std::string s = std::to_string(layers.front().inputs);
@@ -67,18 +94,18 @@ std::string name_list(const std::vector<std::string>& names) {
 // the data's names fill in those an imported model lacks.
 Network initial_network(const TrainOptions& o, Dataset& train) {
     Network network = Network::load_json(o.init, o.input.limits());
-    BRAIN_CHECK_ARG(train.input_width() == network.input_size(), o.csv, " has ", train.input_width(),
+    BRAIN_CHECK_ARG(train.input_width() == network.input_size(), o.source.name(), " has ", train.input_width(),
                     " feature columns (", name_list(train.feature_names()), "), but the model ", o.init, " takes ",
                     network.input_size(), " inputs; give the data the model was made for");
-    BRAIN_CHECK_ARG(network.feature_names().empty() || network.feature_names() == train.feature_names(), o.csv,
+    BRAIN_CHECK_ARG(network.feature_names().empty() || network.feature_names() == train.feature_names(), o.source.name(),
                     "'s feature columns (", name_list(train.feature_names()), ") are not the model's (",
                     name_list(network.feature_names()), ", in this order); give the data the model was made for");
-    BRAIN_CHECK_ARG(train.target_width() == network.output_size(), "the targets of ", o.csv, " make ",
+    BRAIN_CHECK_ARG(train.target_width() == network.output_size(), "the targets of ", o.source.name(), " make ",
                     train.target_width(), " columns, but the model ", o.init, " has ", network.output_size(),
                     " outputs");
     BRAIN_CHECK_ARG(network.class_labels().empty() || train.class_labels().empty() ||
                         network.class_labels() == train.class_labels(),
-                    "the class labels of ", o.csv, " (", name_list(train.class_labels()),
+                    "the class labels of ", o.source.name(), " (", name_list(train.class_labels()),
                     ") are not the model's (", name_list(network.class_labels()), ")");
     // The model's own input standardisation stays: new statistics would change what its weights mean.
     train.set_standardization(network.standardization());
@@ -97,8 +124,10 @@ int run_train(const TrainOptions& o) {
                     o.epochs, " and ", o.batch.value_or(1));
     // Everything that can be checked before the run is checked first: the output path (not found to be a
     // directory, a device or the input after 40 epochs), the backend spec and its budget, the precision.
-    check_output_path(o.out, o.init.empty() ? std::vector<std::filesystem::path>{o.csv}
-                                            : std::vector<std::filesystem::path>{o.csv, o.init});
+    check_data_source(o.source, true, o.targets);
+    std::vector<std::filesystem::path> inputs = o.source.files();
+    if (!o.init.empty()) inputs.push_back(o.init);
+    check_output_path(o.out, inputs);
     const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
     // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
     const TrainingBackend backend =
@@ -106,15 +135,30 @@ int run_train(const TrainOptions& o) {
                                  .with_precision(parse_precision(o.precision)),
                              o.backend.find(':') != std::string::npos, o.processes);
 
-    CsvOptions csv_options;
-    csv_options.target_columns = o.targets;
-    csv_options.limits = o.input.limits();
-    Dataset train = Dataset::from_csv(o.csv, csv_options);
+    // --stream: the rows stay on disk; `train` then holds one row, for the names and the standardisation.
+    std::optional<StreamingDataset> stream;
+    Dataset train;
+    if (o.stream) {
+        BRAIN_CHECK_ARG(!o.source.npy_features.empty(),
+                        "--stream reads rows at their offsets in .npy files: give --npy-features and --npy-targets "
+                        "(brain convert data.csv X.npy Y.npy --target COLUMN writes them)");
+        BRAIN_CHECK_ARG(o.validation == 0.0, "--validation needs the rows in memory; with --stream hold out a "
+                                             "separate file and run brain predict on it");
+        StreamOptions stream_options;
+        stream_options.chunk_rows = o.stream_chunk_rows;
+        stream_options.window_chunks = o.stream_window;
+        stream_options.limits = o.input.limits();
+        stream = StreamingDataset::from_npy(o.source.npy_features, o.source.npy_targets, stream_options);
+        if (o.standardize) stream->standardize();
+        train = stream->read_rows(0, 1);
+    } else {
+        train = load_data_source(o.source, o.targets, o.input.limits());
+    }
     std::optional<Dataset> validation;
     if (o.validation > 0.0) {
         auto [t, v] = train.split(o.validation, o.seed);
         BRAIN_CHECK_ARG(t.size() > 0 && v.size() > 0, "--validation ", o.validation, " splits the ", train.size(),
-                        " rows of ", o.csv, " into ", t.size(), " training and ", v.size(),
+                        " rows of ", o.source.name(), " into ", t.size(), " training and ", v.size(),
                         " validation rows; both need at least one; use more rows or another fraction");
         train = std::move(t);
         validation = std::move(v);
@@ -124,8 +168,9 @@ int run_train(const TrainOptions& o) {
     std::optional<Network> initial;
     if (!o.init.empty())
         initial = initial_network(o, train);
-    else if (o.standardize)
+    else if (o.standardize && !stream)
         train.standardize();
+    const std::uint64_t rows = stream ? stream->size() : train.size();
 
     std::vector<LayerSpec> shape;
     Optimizer optimizer;
@@ -147,12 +192,12 @@ int run_train(const TrainOptions& o) {
     }
     // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
     const std::uint32_t batch = o.batch.value_or(
-        static_cast<std::uint32_t>(std::min<std::size_t>(256, std::max<std::size_t>(train.size(), 1))));
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(256, std::max<std::uint64_t>(rows, 1))));
     // The whole run's host memory from the shapes, before the network is built: the network, the checkpoint
     // copies (one more with --validation) and, on the CPU, the session. A mistyped width fails here, at once.
-    const bool standardized = initial ? initial->standardization().has_value() : o.standardize;
-    require_host_memory(training_host_memory_bytes(shape, optimizer, train.size(), batch, standardized, backend,
-                                                   validation ? 3 : 2),
+    const bool standardized = initial ? initial->standardization().has_value() : o.standardize && !stream;
+    require_host_memory(training_host_memory_bytes(shape, optimizer, stream ? batch : rows, batch, standardized,
+                                                   backend, validation ? 3 : 2),
                         str("training ", describe_layers(shape), " on ", backend.describe()),
                         "use narrower or fewer layers, a smaller batch or fewer rows, or free memory");
 
@@ -174,7 +219,7 @@ int run_train(const TrainOptions& o) {
     std::cout << "Training " << describe_layers(network.layers()) << " (" << to_string(network.loss()) << ", "
               << to_string(network.optimizer().kind) << " lr " << network.optimizer().learning_rate << ") on "
               << backend.describe() << ", batch " << batch << "\n";
-    std::cout << "data: " << o.csv << ": " << train.size() << " training rows"
+    std::cout << "data: " << o.source.name() << ": " << rows << " training rows"
               << (validation ? str(", ", validation->size(), " validation rows") : std::string()) << ", "
               << train.input_width() << " features -> " << train.target_width() << " outputs";
     if (const auto& labels = train.class_labels(); !labels.empty()) {
@@ -183,13 +228,18 @@ int run_train(const TrainOptions& o) {
         if (labels.size() > 20) std::cout << " ... (" << labels.size() << " in all)";
         std::cout << ")";
     }
-    std::cout << (network.standardization() ? ", standardized" : "") << "\n";
+    std::cout << (network.standardization() ? ", standardized" : "");
+    if (stream)
+        std::cout << ", streamed from disk in chunks of " << o.stream_chunk_rows << " rows, shuffled in windows of "
+                  << o.stream_window << " chunks (" << stream->buffer_bytes() / (1 << 20) << " MiB of buffers)";
+    std::cout << "\n";
     // Which plugin file serves the backend (the first regular libbrain_<name>.so on the search path).
     const PluginRecord plugin = load_plugin(backend.plugin_name());
     std::cout << "plugin: " << plugin.path.string() << (plugin.version.empty() ? "" : " " + plugin.version) << "\n"
               << std::flush;
 
-    TrainingSession session(network, train, config, backend);
+    TrainingSession session = stream ? TrainingSession(network, *stream, config, backend)
+                                     : TrainingSession(network, train, config, backend);
     EpochProgress progress(std::cout, o.epochs, stdout_is_terminal());
     // The validation loss needs the weights on the host: one checkpoint per epoch into one probe network, the
     // price of asking for a split (it shows in checkpoint_time).
@@ -221,15 +271,14 @@ int run_train(const TrainOptions& o) {
         for (std::size_t d = 0; d < device_stats.size(); ++d)
             std::cout << "device " << (d < devices.size() ? devices[d] : static_cast<int>(d)) << ": "
                       << to_json(device_stats[d]) << "\n";
-    print_evaluation("training:  ", network.evaluate(train));
+    print_evaluation("training:  ", stream ? evaluate_streamed(network, *stream) : network.evaluate(train));
     if (validation) print_evaluation("validation:", network.evaluate(*validation));
     // Every rank holds the same weights; rank 0 writes them.
     if (backend.rank() != 0) {
         std::cout << "rank " << backend.rank() << " of " << backend.world_size() << ": rank 0 saves the model\n";
         return exit_ok;
     }
-    network.save_json(o.out, o.init.empty() ? std::vector<std::filesystem::path>{o.csv}
-                                            : std::vector<std::filesystem::path>{o.csv, o.init});
+    network.save_json(o.out, inputs);
     std::cout << "saved model to " << o.out << "\n";
     return exit_ok;
 }
@@ -239,15 +288,14 @@ int run_train(const TrainOptions& o) {
 void add_train_command(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<TrainOptions>();
     auto* cmd = app.add_subcommand(
-        "train", "Train a dense network on a CSV file through a TrainingSession on any backend, one progress "
-                 "line per epoch (loss, validation loss with --validation, elapsed time), then print the "
+        "train", "Train a dense network on a CSV file (or a NumPy .npz archive or .npy files) through a "
+                 "TrainingSession on any backend, one progress line per epoch (loss, validation loss with --validation, elapsed time), then print the "
                  "session stats and save the model (whole or not at all: never over a symbolic link, directory, "
                  "device or the input). On error nothing is written.");
-    cmd->add_option("--csv", o->csv, "training data: a CSV file with a header row")->required();
+    add_data_source_options(*cmd, o->source, true, "training data: a CSV file with a header row");
     cmd->add_option("--target", o->targets,
-                    "target column (repeat or comma-separate for several); a column with text cells is a class "
-                    "label, one-hot encoded")
-        ->required()
+                    "target column of --csv (repeat or comma-separate for several); a column with text cells is a "
+                    "class label, one-hot encoded. With --npz: columns of its 'features' when it has no 'targets'")
         ->delimiter(',');
     auto* init = cmd->add_option("--init", o->init,
                                  "continue training this model file (from brain train or brain import): its layers, "
@@ -299,8 +347,21 @@ void add_train_command(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--out", o->out,
                     "where to save the trained model (JSON); checked before training: a symbolic link, directory, "
-                    "device, FIFO, socket or the --csv file is refused")
+                    "device, FIFO, socket or an input file is refused")
         ->required();
+    auto* stream = cmd->add_flag(
+        "--stream", o->stream,
+        "with --npy-features/--npy-targets: train from disk without loading the data set: chunks of rows "
+        "are read as they are needed and shuffled within a window (memory: three windows), for data larger "
+        "than memory; the backend must take batches from a batch source (cpu does)");
+    init->excludes(stream); // a model given with --init keeps its standardisation, which a stream would recompute
+    cmd->add_option("--stream-chunk-rows", o->stream_chunk_rows, "with --stream: rows read from disk at once")
+        ->capture_default_str()
+        ->check(whole_number(UINT32_MAX) & CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));
+    cmd->add_option("--stream-window", o->stream_window,
+                    "with --stream: chunks whose rows are shuffled together (the shuffle buffer)")
+        ->capture_default_str()
+        ->check(whole_number(65536) & CLI::Range(1u, 65536u));
     add_input_options(*cmd, o->input, true);
     cmd->callback([o, optimizer_options, &exit_code] {
         o->optimizer_given = std::any_of(optimizer_options.begin(), optimizer_options.end(),

@@ -16,6 +16,8 @@ void add_estimate_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 // brain predict: a saved model applied to a CSV file.
 void add_predict_command(CLI::App& app, int& exit_code);
+// brain convert: a CSV file to a NumPy .npz archive or two .npy files.
+void add_convert_command(CLI::App& app, int& exit_code);
 // brain generate: write a synthetic CSV data set.
 void add_generate_command(CLI::App& app, int& exit_code);
 // brain export: a model file as ONNX and/or safetensors.

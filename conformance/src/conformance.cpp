@@ -39,6 +39,7 @@ const std::vector<std::string>& conformance_check_names() {
         "last short batch",
         "unsupported",
         "precision",
+        "batch source",
         "stats",
         "peak in estimate",
         "checkpoint",

@@ -1,12 +1,18 @@
 // What a plugin declares it runs, held to its word: every activation, loss, optimizer or precision it declares it
 // lacks is refused by the plugin itself (straight through its table, past the core's own up-front refusal) with
-// Unsupported naming the feature; every precision it declares is honoured and reported in the stats.
+// Unsupported naming the feature; every precision it declares is honoured and reported in the stats; a declared
+// batch source trains as the dataset view does.
 #include "checks.hpp"
 
+#include <algorithm>
+#include <brain/npy_file.hpp>
 #include <brain/session_descriptor.hpp>
+#include <brain/streaming_dataset.hpp>
 #include <brain/training_session.hpp>
 #include <cmath>
+#include <filesystem>
 #include <memory>
+#include <unistd.h>
 #include <vector>
 
 namespace brain::conformance {
@@ -159,11 +165,64 @@ std::string precision_check(KitContext& context) {
     return detail;
 }
 
+// A plugin declaring BRAIN_FEATURE_BATCH_SOURCE trains the kit's rows pulled through the ABI's batch source (the
+// core streaming them from .npy files in chunks of 3 rows, windows of 2 chunks, unshuffled: file order) as it
+// trains them from the dataset view in the same order.
+std::string batch_source_check(KitContext& context) {
+    const SessionFixture& kit = context.fixture();
+    const PluginCapabilities& caps = context.capabilities();
+    if (!caps.offers(BRAIN_FEATURE_BATCH_SOURCE))
+        return "not declared (BRAIN_FEATURE_BATCH_SOURCE): the core never streams rows to this plugin";
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("brain_kit_stream_" + std::to_string(::getpid()));
+    struct Remove {
+        fs::path path;
+        ~Remove() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    } remove{dir};
+    fs::create_directories(dir);
+    save_npy(dir / "x.npy", kit.data.features());
+    save_npy(dir / "y.npy", kit.data.targets());
+    StreamOptions options;
+    options.chunk_rows = 3;
+    options.window_chunks = 2;
+    StreamingDataset stream = StreamingDataset::from_npy(dir / "x.npy", dir / "y.npy", options);
+    stream.set_standardization(kit.data.standardization());
+    TrainConfig config = kit.config;
+    config.shuffle = false;
+    const Network net = kit_network();
+    TrainingSession viewed(net, kit.data, config, kit.backend);
+    TrainingSession streamed(net, stream, config, kit.backend);
+    double worst_loss = 0.0;
+    for (std::uint32_t epoch = 0; epoch < config.epochs; ++epoch) {
+        const double a = viewed.train_epoch(), b = streamed.train_epoch();
+        worst_loss = std::max(worst_loss, std::fabs(a - b) / std::max(1.0, std::fabs(a)));
+    }
+    const std::vector<float> a = viewed.checkpoint().parameters, b = streamed.checkpoint().parameters;
+    double diff = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+        norm += static_cast<double>(a[i]) * a[i];
+    }
+    const double relative = std::sqrt(diff / std::max(norm, 1e-30));
+    require(worst_loss <= 1e-4 && relative <= 1e-4,
+            "rows from the batch source trained to other weights than the same rows from the dataset view (epoch "
+            "losses up to " +
+                std::to_string(worst_loss) + " apart, weights " + std::to_string(relative) +
+                " apart, relative): train the rows fetch returns for positions [first, first + count) of each "
+                "batch, in that order, and call fetch with the epoch's number (first_epoch + k)");
+    return "declared: streamed rows (fetched in chunks of 3) train as the dataset view's, weights " +
+           std::to_string(relative) + " apart (relative)";
+}
+
 } // namespace
 
 void run_feature_checks(CheckTable& table) {
     table.run("unsupported", unsupported_check);
     table.run("precision", precision_check);
+    table.run("batch source", batch_source_check);
 }
 
 } // namespace brain::conformance

@@ -1,12 +1,10 @@
-// CsvTable's lookups and its one number syntax (parse_csv_number), used for features, numeric targets and
-// brain predict's columns alike.
+// CsvTable's lookups and the one number syntax (parse_csv_number, csv_scan.hpp's parse_number), used for
+// features, numeric targets and brain predict's columns alike.
+#include "csv_scan.hpp"
 #include "host_memory.hpp"
 
 #include <brain/csv_table.hpp>
 #include <brain/error.hpp>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
 #include <string>
 
 namespace brain {
@@ -26,31 +24,8 @@ std::string quoted_list(const std::vector<std::string>& names, std::size_t limit
 } // namespace
 
 CsvNumber parse_csv_number(std::string_view cell) noexcept {
-    const char* first = cell.data();
-    const char* last = cell.data() + cell.size();
-    // Quoted cells keep their blanks (they may be labels); numbers ignore them.
-    while (first < last && (*first == ' ' || *first == '\t')) ++first;
-    while (last > first && (last[-1] == ' ' || last[-1] == '\t')) --last;
-    if (first == last) return {CsvCellKind::Empty, 0.0f};
-    // from_chars rejects a leading '+', which spreadsheets do write.
-    if (*first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
-    float value = 0.0f;
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ptr != last || ec == std::errc::invalid_argument) return {CsvCellKind::NotNumeric, 0.0f};
-    if (ec == std::errc::result_out_of_range) {
-        // Underflow means "tiny": keep strtod's (possibly zero) value; overflow is not representable. The cell is
-        // short here: from_chars consumed all of it as a number.
-        char copy[512];
-        const auto length = static_cast<std::size_t>(last - first);
-        if (length >= sizeof copy) return {CsvCellKind::NotFinite, 0.0f};
-        std::copy(first, last, copy);
-        copy[length] = '\0';
-        const auto f = static_cast<float>(std::strtod(copy, nullptr));
-        if (!std::isfinite(f)) return {CsvCellKind::NotFinite, f};
-        return {CsvCellKind::Number, f};
-    }
-    if (!std::isfinite(value)) return {CsvCellKind::NotFinite, value};
-    return {CsvCellKind::Number, value};
+    const detail::csv::Number n = detail::csv::parse_number(cell);
+    return {static_cast<CsvCellKind>(n.kind), n.value};
 }
 
 std::string_view CsvTable::cell(std::size_t row, std::size_t column) const noexcept {
@@ -71,20 +46,9 @@ std::string CsvTable::column_label(std::size_t column) const {
 
 void CsvTable::fail_cell(std::size_t row, std::size_t column, const CsvNumber& number,
                          std::string_view role) const {
-    const std::string at = m_origin + ":" + std::to_string(m_lines[row]) + ": " + column_label(column) + " (" +
-                           std::string(role) + ")";
-    const std::string_view text = cell(row, column);
-    switch (number.kind) {
-    case CsvCellKind::Empty:
-        BRAIN_THROW(ErrorCode::InvalidData, at, " is empty; fill in or drop rows with missing values");
-    case CsvCellKind::NotFinite:
-        BRAIN_THROW(ErrorCode::InvalidData, at, " is ", quote_excerpt(text),
-                    ", which is not a finite float32 value; NaN, infinity and values beyond +-3.4e38 are not "
-                    "allowed, remove or impute them");
-    default:
-        BRAIN_THROW(ErrorCode::InvalidData, at, ": expected a number, found ", quote_excerpt(text),
-                    "; fix or remove that row");
-    }
+    BRAIN_THROW(ErrorCode::InvalidData, m_origin, ":", m_lines[row], ": ",
+                detail::csv::number_fault_text(column_label(column), role,
+                                               static_cast<detail::csv::NumberKind>(number.kind), cell(row, column)));
 }
 
 Matrix CsvTable::numbers(const std::vector<std::size_t>& columns, std::string_view role) const {

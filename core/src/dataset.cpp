@@ -1,15 +1,12 @@
-// brain::Dataset and brain::Standardization: validation, CSV loading (with one-hot class columns), splitting
-// and standardisation. Every data error names where the bad value is (row/column, or file:line and column).
+// brain::Dataset and brain::Standardization: validation, splitting and standardisation (CSV loading is
+// dataset_csv.cpp, NumPy files dataset_npy.cpp). Every data error names where the bad value is (row/column, or file:line and column).
 #include "host_memory.hpp"
 
 #include <algorithm>
-#include <brain/csv_table.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
 #include <brain/random.hpp>
 #include <cmath>
-#include <map>
-#include <set>
 
 namespace brain {
 
@@ -32,13 +29,6 @@ void check_finite(const Matrix& m, const char* what) {
             BRAIN_CHECK(std::isfinite(v), ErrorCode::InvalidData, "Dataset: ", what, " row ", r, ", column ", c,
                         " is ", v, "; every value must be finite (remove or impute missing/invalid values)");
         }
-}
-
-std::string join(const std::vector<std::string>& names) {
-    std::string out;
-    for (std::size_t i = 0; i < names.size() && i < 12; ++i) out += (i ? ", " : "") + quote_excerpt(names[i], 40);
-    if (names.size() > 12) out += ", ... (" + std::to_string(names.size()) + " in all)";
-    return out;
 }
 
 } // namespace
@@ -172,129 +162,6 @@ std::pair<Dataset, Dataset> Dataset::split(double validation_fraction, std::uint
         return out;
     };
     return {gather(0, n - n_val), gather(n - n_val, n)};
-}
-
-Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& options) {
-    const std::string file = path.string();
-    BRAIN_CHECK_ARG(!options.target_columns.empty(), "Dataset::from_csv('", file,
-                    "'): no target columns given; name at least one column of the header as the target");
-    const CsvTable table = CsvTable::read(path, options.delimiter, options.limits);
-    const auto& header = table.header();
-    const std::size_t width = header.size();
-    const std::size_t rows = table.rows();
-
-    // Resolve the target columns by name (the reader has made header names unique).
-    std::vector<std::size_t> target_index;
-    std::set<std::size_t> is_target;
-    for (const auto& name : options.target_columns) {
-        const auto hit = table.column_index(name);
-        BRAIN_CHECK_ARG(hit.has_value(), "Dataset::from_csv: target column ", quote_excerpt(name),
-                        " is not in the header of '", file, "'; available columns: ", join(header));
-        BRAIN_CHECK_ARG(is_target.insert(*hit).second, "Dataset::from_csv: target column ", quote_excerpt(name),
-                        " is listed twice in the options; list each target column once");
-        target_index.push_back(*hit);
-    }
-    std::vector<std::size_t> feature_index;
-    for (std::size_t c = 0; c < width; ++c)
-        if (!is_target.count(c)) feature_index.push_back(c);
-    BRAIN_CHECK_ARG(!feature_index.empty(), "Dataset::from_csv('", file,
-                    "'): every column is a target, so there are no feature columns left");
-
-    // Targets: a column whose cells are all numbers is numeric; any other text makes it a class-label column.
-    struct TargetColumn {
-        std::size_t index;
-        bool labels;
-        std::map<std::string_view, std::size_t> classes; // label -> position in sorted order
-    };
-    std::vector<TargetColumn> targets;
-    for (const std::size_t c : target_index) {
-        TargetColumn col{c, false, {}};
-        for (std::size_t r = 0; r < rows; ++r) {
-            const CsvNumber number = parse_csv_number(table.cell(r, c));
-            if (number.kind == CsvCellKind::Empty) table.fail_cell(r, c, number, "a target");
-            if (number.kind == CsvCellKind::NotNumeric) col.labels = true;
-        }
-        if (col.labels) {
-            // Bounded as it grows: one output unit per class, so a column of unique strings must stop here.
-            for (std::size_t r = 0; r < rows; ++r) {
-                col.classes.emplace(table.cell(r, c), 0);
-                if (col.classes.size() > options.limits.max_classes)
-                    BRAIN_THROW(ErrorCode::InvalidData, file, ":", table.line_of(r), ": target ",
-                                table.column_label(c), " holds more than ", options.limits.max_classes,
-                                " distinct class labels, the limit (one output unit per class); check that it is "
-                                "the column you meant, or raise the limit (the brain command's --max-classes, "
-                                "InputLimits::max_classes)");
-            }
-            if (col.classes.size() < 2)
-                BRAIN_THROW(ErrorCode::InvalidData, file, ": target ", table.column_label(c),
-                            " holds only one class, ", quote_excerpt(col.classes.begin()->first), ", in its ", rows,
-                            " rows; a classifier needs at least two classes: check the file or choose another "
-                            "target column");
-            std::size_t k = 0;
-            for (auto& [label, position] : col.classes) position = k++;
-        }
-        targets.push_back(std::move(col));
-    }
-    const auto label_columns =
-        std::count_if(targets.begin(), targets.end(), [](const auto& t) { return t.labels; });
-    BRAIN_CHECK_ARG(
-        label_columns == 0 || targets.size() == 1, "Dataset::from_csv('", file, "'): target ",
-        [&] {
-            for (const auto& t : targets)
-                if (t.labels) return table.column_label(t.index);
-            return std::string();
-        }(),
-        " holds class labels, which must be the only target column (", targets.size(),
-        " were given); train one classifier per label column");
-
-    std::vector<std::string> target_names;
-    std::vector<std::string> class_labels;
-    std::size_t target_width = 0;
-    for (const auto& t : targets) {
-        if (t.labels) {
-            for (const auto& [label, position] : t.classes) {
-                target_names.push_back(header[t.index] + "=" + std::string(label));
-                class_labels.emplace_back(label);
-            }
-            target_width += t.classes.size();
-        } else {
-            target_names.push_back(header[t.index]);
-            ++target_width;
-        }
-    }
-
-    // Both matrices are checked against the memory available before either is allocated.
-    const std::uint64_t bytes = detail::saturating_mul(
-        detail::saturating_mul(rows, detail::saturating_add(feature_index.size(), target_width)), sizeof(float));
-    detail::require_host_memory(bytes,
-                                "the data set of " + file + " (" + std::to_string(rows) + " rows of " +
-                                    std::to_string(feature_index.size()) + " features and " +
-                                    std::to_string(target_width) + " targets)",
-                                "use fewer rows, columns or classes, or free memory");
-    Matrix features = table.numbers(feature_index, "a feature");
-    std::vector<float> target_values(rows * target_width, 0.0f);
-    for (std::size_t r = 0; r < rows; ++r) {
-        std::size_t offset = 0;
-        for (const auto& t : targets) {
-            if (t.labels) {
-                target_values[r * target_width + offset + t.classes.at(table.cell(r, t.index))] = 1.0f;
-                offset += t.classes.size();
-            } else {
-                const CsvNumber number = parse_csv_number(table.cell(r, t.index));
-                if (number.kind != CsvCellKind::Number) table.fail_cell(r, t.index, number, "a target");
-                target_values[r * target_width + offset] = number.value;
-                ++offset;
-            }
-        }
-    }
-
-    Dataset data(std::move(features), Matrix(rows, target_width, std::move(target_values)));
-    std::vector<std::string> feature_names;
-    for (const std::size_t c : feature_index) feature_names.push_back(header[c]);
-    data.m_feature_names = std::move(feature_names);
-    data.m_target_names = std::move(target_names);
-    data.m_class_labels = std::move(class_labels);
-    return data;
 }
 
 } // namespace brain

@@ -9,6 +9,7 @@
 #include <new>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace brain::detail {
 
@@ -23,7 +24,7 @@ struct Descriptor {
 };
 
 // `size` completes "the CSV file 'x' ...": "is 5.0 GiB, more than" or "goes on past".
-[[noreturn]] void too_large(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
+[[noreturn]] void too_large_error(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
                             ErrorCode code, const std::string& size) {
     BRAIN_THROW(code, "the ", kind, " '", path.string(), "' ", size, " the limit of ", format_bytes(max_bytes),
                 " for input files; if the file is what you meant, raise the limit (the brain command's "
@@ -53,8 +54,9 @@ std::string describe_file_type(unsigned mode) {
     }
 }
 
-std::string read_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-                            ErrorCode limit_code) {
+InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
+                     ErrorCode limit_code)
+    : m_path(path), m_kind(kind), m_max_bytes(max_bytes), m_limit_code(limit_code) {
     const std::string name = path.string();
     BRAIN_CHECK_ARG(!name.empty(), "no ", kind, " given (an empty path); name the file to read");
     // O_NONBLOCK: opening a FIFO must not hang before its type is known; O_NOCTTY: a terminal never becomes ours.
@@ -70,39 +72,66 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
     struct stat st {};
     if (::fstat(file.fd, &st) != 0)
         BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': ", std::strerror(errno));
-    const bool regular = S_ISREG(st.st_mode);
-    if (!regular && !S_ISFIFO(st.st_mode))
+    m_regular = S_ISREG(st.st_mode);
+    if (!m_regular && !S_ISFIFO(st.st_mode))
         BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': it is ",
                     describe_file_type(st.st_mode), ", not a file; give the path of a ", kind);
-    if (regular && static_cast<std::uint64_t>(st.st_size) > max_bytes)
-        too_large(path, kind, max_bytes, limit_code,
-                  "is " + format_bytes(static_cast<std::uint64_t>(st.st_size)) + ", more than");
+    m_size = m_regular ? static_cast<std::uint64_t>(st.st_size) : 0;
+    if (m_regular && m_size > max_bytes)
+        too_large_error(path, kind, max_bytes, limit_code, "is " + format_bytes(m_size) + ", more than");
     // A pipe is read as any program reads one: waiting for its writer.
-    if (!regular) ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
+    if (!m_regular) ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
+    m_fd = std::exchange(file.fd, -1);
+}
 
+InputFile::~InputFile() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : m_path(std::move(other.m_path)), m_kind(std::move(other.m_kind)), m_max_bytes(other.m_max_bytes),
+      m_limit_code(other.m_limit_code), m_fd(std::exchange(other.m_fd, -1)), m_regular(other.m_regular),
+      m_size(other.m_size), m_read(other.m_read) {}
+
+void InputFile::too_large() const {
+    too_large_error(m_path, m_kind, m_max_bytes, m_limit_code, "goes on past");
+}
+
+std::size_t InputFile::read_some(char* buffer, std::size_t capacity) {
+    while (true) {
+        const ssize_t n = ::read(m_fd, buffer, capacity);
+        if (n < 0) {
+            const int err = errno;
+            if (err == EINTR) continue;
+            BRAIN_THROW(ErrorCode::IoError, "cannot read the ", m_kind, " '", m_path.string(), "': ",
+                        std::strerror(err));
+        }
+        m_read += static_cast<std::uint64_t>(n);
+        if (m_read > m_max_bytes) too_large();
+        return static_cast<std::size_t>(n);
+    }
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
+                            ErrorCode limit_code) {
+    InputFile file(path, kind, max_bytes, limit_code);
     std::string text;
     std::size_t used = 0;
     try {
         constexpr std::size_t chunk = 64 * 1024;
         // Room for the whole of a regular file and the read that finds its end (files in /proc say 0 and are not).
-        if (regular) text.reserve(static_cast<std::size_t>(st.st_size) + chunk);
+        if (file.size() > 0) text.reserve(static_cast<std::size_t>(file.size()) + chunk);
         while (true) {
             if (text.size() - used < chunk)
                 text.resize(text.capacity() - used >= chunk ? text.capacity()
                                                             : std::max(text.size() * 2, used + chunk));
-            const ssize_t n = ::read(file.fd, text.data() + used, text.size() - used);
-            if (n < 0) {
-                const int err = errno;
-                if (err == EINTR) continue;
-                BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': ", std::strerror(err));
-            }
+            const std::size_t n = file.read_some(text.data() + used, text.size() - used);
             if (n == 0) break;
-            used += static_cast<std::size_t>(n);
-            if (used > max_bytes) too_large(path, kind, max_bytes, limit_code, "goes on past");
+            used += n;
         }
     } catch (const std::bad_alloc&) {
-        BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory to read the ", kind, " '", name, "' (",
-                    format_bytes(used),
+        BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory to read the ", kind, " '", path.string(),
+                    "' (", format_bytes(used),
                     " read so far); free memory, raise the process's memory limit or use a "
                     "smaller file");
     }

@@ -16,6 +16,38 @@ namespace brain::detail {
 std::string read_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
                             ErrorCode limit_code);
 
+// An input file opened and checked as read_input_file checks it (type, size against max_bytes), not yet read.
+// Owns the descriptor; a pipe's is blocking again. Move-only.
+class InputFile {
+public:
+    InputFile(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
+              ErrorCode limit_code);
+    ~InputFile();
+    InputFile(InputFile&& other) noexcept;
+    InputFile& operator=(InputFile&&) = delete;
+    InputFile(const InputFile&) = delete;
+    InputFile& operator=(const InputFile&) = delete;
+
+    int descriptor() const noexcept { return m_fd; }
+    // A regular file whose size is known (a pipe, or a file in /proc that says 0, is read to its end instead).
+    bool sized() const noexcept { return m_regular && m_size > 0; }
+    std::uint64_t size() const noexcept { return m_size; }
+    // Reads up to `capacity` bytes at buffer; 0 at the end. Counts what it read against the limit (pipes).
+    std::size_t read_some(char* buffer, std::size_t capacity);
+    // Throws limit_code: the file goes on past the limit (for readers that count bytes themselves).
+    [[noreturn]] void too_large() const;
+
+private:
+    std::filesystem::path m_path;
+    std::string m_kind;
+    std::uint64_t m_max_bytes;
+    ErrorCode m_limit_code;
+    int m_fd = -1;
+    bool m_regular = false;
+    std::uint64_t m_size = 0;
+    std::uint64_t m_read = 0;
+};
+
 // What a file's type is, in words: "a directory", "a character device", ... ("a regular file" for one).
 std::string describe_file_type(unsigned mode);
 

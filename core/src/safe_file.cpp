@@ -209,6 +209,25 @@ void OutputFile::write(std::string_view bytes) {
     }
 }
 
+void OutputFile::write_at(std::uint64_t offset, std::string_view bytes) {
+    BRAIN_CHECK(m_fd >= 0 && !m_done, ErrorCode::InvalidState, "OutputFile for ", quoted(m_target),
+                " is closed (committed or failed); open a new one");
+    BRAIN_CHECK_ARG(offset <= m_written && bytes.size() <= m_written - offset, "OutputFile::write_at: bytes [",
+                    offset, ", ", offset + bytes.size(), ") are not within the ", m_written, " bytes written");
+    while (!bytes.empty()) {
+        const ssize_t n = ::pwrite(m_fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+        if (n < 0) {
+            const int err = errno;
+            if (err == EINTR) continue;
+            abandon();
+            BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(m_target), ": ", write_failure(err, m_written),
+                        "; nothing was written and the previous file, if any, is unchanged");
+        }
+        offset += static_cast<std::uint64_t>(n);
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
 void OutputFile::commit() {
     BRAIN_CHECK(m_fd >= 0 && !m_done, ErrorCode::InvalidState, "OutputFile for ", quoted(m_target),
                 " is closed (committed or failed); open a new one");

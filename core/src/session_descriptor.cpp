@@ -26,6 +26,42 @@ void validate_training_input(const Network& network, const Dataset& data, const 
 SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
                                      const TrainingBackend& backend) {
     detail::validate_training_input(network, data, config);
+    describe(network, config, backend);
+    // The data set's own standardisation wins (it is what fit will save with the model); otherwise a model
+    // that carries one (e.g. loaded from a file) trains in its own units.
+    const auto& standardization = data.standardization() ? data.standardization() : network.standardization();
+    const float* features = data.features().data().data();
+    if (standardization) {
+        m_features = data.features();
+        standardization->apply(m_features);
+        features = m_features.data().data();
+    }
+    m_dataset = {sizeof(brain_dataset_view),
+                 data.size(),
+                 static_cast<uint32_t>(data.input_width()),
+                 static_cast<uint32_t>(data.target_width()),
+                 features,
+                 data.targets().data().data()};
+}
+
+SessionDescriptor::SessionDescriptor(const Network& network, const brain_batch_source& source,
+                                     const TrainConfig& config, const TrainingBackend& backend) {
+    BRAIN_CHECK(source.rows > 0, ErrorCode::InvalidData,
+                "the training data set is empty; expected at least one row");
+    BRAIN_CHECK_ARG(source.input_width == network.input_size() && source.target_width == network.output_size(),
+                    "the streamed data set has ", source.input_width, " feature and ", source.target_width,
+                    " target columns but the network takes ", network.input_size(), " inputs and has ",
+                    network.output_size(), " outputs; build the network to match the data");
+    BRAIN_CHECK_ARG(config.batch_size > 0 && config.batch_size <= source.rows, "batch_size is ", config.batch_size,
+                    "; expected 1 to the data set's ", source.rows, " rows");
+    describe(network, config, backend);
+    m_dataset = {sizeof(brain_dataset_view), source.rows, source.input_width,
+                 source.target_width,        nullptr,     nullptr};
+    m_desc.batch_source = &source;
+}
+
+void SessionDescriptor::describe(const Network& network, const TrainConfig& config,
+                                 const TrainingBackend& backend) {
     for (const auto& layer : network.layers())
         m_layers.push_back(brain_layer_desc{static_cast<uint32_t>(layer.inputs),
                                             static_cast<uint32_t>(layer.outputs),
@@ -43,21 +79,6 @@ SessionDescriptor::SessionDescriptor(const Network& network, const Dataset& data
                    opt.epsilon,
                    opt.weight_decay};
 
-    // The data set's own standardisation wins (it is what fit will save with the model); otherwise a model
-    // that carries one (e.g. loaded from a file) trains in its own units.
-    const auto& standardization = data.standardization() ? data.standardization() : network.standardization();
-    const float* features = data.features().data().data();
-    if (standardization) {
-        m_features = data.features();
-        standardization->apply(m_features);
-        features = m_features.data().data();
-    }
-    m_dataset = {sizeof(brain_dataset_view),
-                 data.size(),
-                 static_cast<uint32_t>(data.input_width()),
-                 static_cast<uint32_t>(data.target_width()),
-                 features,
-                 data.targets().data().data()};
     m_config = {sizeof(brain_train_config), config.epochs, config.batch_size, config.shuffle ? 1 : 0,
                 config.seed.value_or(network.seed())};
 

@@ -2,6 +2,7 @@
 #include "host_memory.hpp"
 #include "plugin_registry.hpp"
 #include "plugin_validation.hpp"
+#include "stream_reader.hpp"
 #include "training_input.hpp"
 
 #include <algorithm>
@@ -22,8 +23,40 @@ struct TrainingSession::Impl {
     std::uint64_t first_epoch = 0;
     std::uint64_t epochs_done = 0;
     std::string closed_reason = "the session was closed";
+    std::unique_ptr<detail::StreamReader> reader; // a streamed data set's rows; outlives the plugin's session
 
     explicit Impl(const TrainingBackend& b) : backend(b) {}
+
+    // Loads the plugin, checks its capabilities and opens the plugin's session for `desc`.
+    // The plugin, the features it must run, and the devices (cuda:all named) before the descriptor is made.
+    void resolve(const Network& network) {
+        plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
+        const PluginRecord& record = plugin->record();
+        // Before the plugin sees the session: a feature it does not run is named here, whatever the plugin would
+        // say.
+        detail::require_capabilities(record.capabilities, backend.plugin_name(), record.abi_minor, network,
+                                     backend.precision());
+        if (backend.all_devices()) backend = backend.with_devices(detail::every_device(*plugin, backend));
+        detail::require_devices(record.capabilities, backend);
+    }
+
+    void open(const Network& network, const SessionDescriptor& desc) {
+        const PluginRecord& record = plugin->record();
+        BRAIN_CHECK(!desc.desc().batch_source || record.capabilities.offers(BRAIN_FEATURE_BATCH_SOURCE),
+                    ErrorCode::Unsupported, "backend \"", backend.plugin_name(),
+                    "\" cannot train on a streamed data set: its plugin (ABI ", record.abi_major, ".",
+                    record.abi_minor,
+                    ") does not take batches from a batch source (ABI 1.2, BRAIN_FEATURE_BATCH_SOURCE). Load the "
+                    "data into memory (Dataset), or use a backend that streams (cpu, cuda)");
+        parameter_count = network.parameter_count();
+        state_count = network.optimizer_state().size();
+        first_epoch = network.epochs_trained();
+        brain_session* opened = nullptr;
+        plugin->check(plugin->api().session_open(&desc.desc(), &opened));
+        BRAIN_CHECK(opened, ErrorCode::PluginFailure, "plugin \"", backend.plugin_name(),
+                    "\" reported success from session_open but returned no session");
+        session = opened;
+    }
     ~Impl() { close(); }
 
     void close() noexcept {
@@ -60,23 +93,30 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
                                    data.standardization() || network.standardization(), backend, 0),
         "the training session on " + backend.describe(),
         "lower the batch size, use a smaller network or data set, or free memory");
-    m_impl->plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
-    const PluginRecord& record = m_impl->plugin->record();
-    // Before the plugin sees the session: a feature it does not run is named here, whatever the plugin would say.
-    detail::require_capabilities(record.capabilities, backend.plugin_name(), record.abi_minor, network,
-                                 backend.precision());
-    if (backend.all_devices())
-        m_impl->backend = backend.with_devices(detail::every_device(*m_impl->plugin, backend));
-    detail::require_devices(record.capabilities, m_impl->backend);
+    m_impl->resolve(network);
     SessionDescriptor desc(network, data, config, m_impl->backend);
-    m_impl->parameter_count = network.parameter_count();
-    m_impl->state_count = network.optimizer_state().size();
-    m_impl->first_epoch = network.epochs_trained();
-    brain_session* session = nullptr;
-    m_impl->plugin->check(m_impl->plugin->api().session_open(&desc.desc(), &session));
-    BRAIN_CHECK(session, ErrorCode::PluginFailure, "plugin \"", backend.plugin_name(),
-                "\" reported success from session_open but returned no session");
-    m_impl->session = session;
+    m_impl->open(network, desc);
+}
+
+TrainingSession::TrainingSession(const Network& network, const StreamingDataset& data, const TrainConfig& config,
+                                 const TrainingBackend& backend)
+    : m_impl(std::make_unique<Impl>(backend)) {
+    StreamingDataset stream = data;
+    if (!stream.standardization() && network.standardization())
+        stream.set_standardization(network.standardization());
+    // Host memory: the session's own tensors (a CPU session holds batches, not the data set) and the reader's
+    // windows.
+    detail::require_host_memory(
+        detail::saturating_add(training_host_memory_bytes(network.layers(), network.optimizer(), config.batch_size,
+                                                          config.batch_size, false, backend, 0),
+                               stream.buffer_bytes()),
+        "the streamed training session on " + backend.describe(),
+        "lower StreamOptions::chunk_rows or window_chunks, the batch size, or use a smaller network");
+    m_impl->reader = std::make_unique<detail::StreamReader>(std::move(stream), config.seed.value_or(network.seed()),
+                                                            config.shuffle);
+    m_impl->resolve(network);
+    SessionDescriptor desc(network, *m_impl->reader->source(), config, m_impl->backend);
+    m_impl->open(network, desc);
 }
 
 TrainingSession::~TrainingSession() = default;

@@ -115,6 +115,7 @@ struct CpuBackend {
     // Every activation, loss and optimizer; float32 products only.
     static brain_capabilities capabilities() {
         brain_capabilities caps = sdk::abi_1_0_capabilities();
+        caps.features |= BRAIN_FEATURE_BATCH_SOURCE; // streamed rows: the session fetches each batch
         sdk::copy_string(caps.notes, "matrix products in float32 only: TF32 and BF16 are tensor-core modes of the "
                                      "cuda backend");
         return caps;

@@ -34,7 +34,7 @@ void check_finite_array(const float* values, std::size_t n, const char* what) {
 
 std::uint64_t SessionPlan::tensor_bytes_for(std::size_t rows_per_batch) const noexcept {
     std::uint64_t total = tensor_bytes(parameter_count) * 2 + tensor_bytes(state_count);
-    if (config.shuffle)
+    if (config.shuffle || batch_source)
         total += tensor_bytes(rows_per_batch * input_width) + tensor_bytes(rows_per_batch * target_width);
     for (const LayerPlan& layer : layers) {
         const std::uint64_t one = tensor_bytes(rows_per_batch * layer.outputs);
@@ -95,9 +95,12 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
     }
 
     m_sgemm = blas().sgemm;
-    const brain_dataset_view data = sdk::read_struct(desc.dataset);
-    m_features.assign(data.features, data.features + plan.rows * plan.input_width);
-    m_targets.assign(data.targets, data.targets + plan.rows * plan.target_width);
+    // Streamed rows are fetched batch by batch into the batch buffers; otherwise the session keeps a copy.
+    if (!plan.batch_source) {
+        const brain_dataset_view data = sdk::read_struct(desc.dataset);
+        m_features.assign(data.features, data.features + plan.rows * plan.input_width);
+        m_targets.assign(data.targets, data.targets + plan.rows * plan.target_width);
+    }
 
     m_params = allocate(plan.parameter_count);
     m_grads = allocate(plan.parameter_count);
@@ -106,7 +109,7 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
     std::memcpy(m_state.data(), desc.optimizer_state, plan.state_count * sizeof(float));
     check_finite_array(m_params.data(), plan.parameter_count, "parameters");
     check_finite_array(m_state.data(), plan.state_count, "optimizer state");
-    if (plan.config.shuffle) {
+    if (plan.config.shuffle || plan.batch_source) {
         m_batch_x = allocate(plan.batch_rows * plan.input_width);
         m_batch_t = allocate(plan.batch_rows * plan.target_width);
     }
@@ -159,9 +162,20 @@ void CpuSession::parallel(unsigned count, Fn&& fn) {
 double CpuSession::forward_and_loss(std::uint64_t epoch, std::size_t begin, std::size_t rows) {
     const SessionPlan& plan = m_plan;
     const std::size_t in0 = plan.input_width, k = plan.target_width;
-    const bool gather = plan.config.shuffle != 0;
-    const float* x = gather ? m_batch_x.data() : m_features.data() + begin * in0;
-    const float* t = gather ? m_batch_t.data() : m_targets.data() + begin * k;
+    const brain_batch_source* source = plan.batch_source;
+    const bool gather = plan.config.shuffle != 0 && !source;
+    const bool buffered = gather || source;
+    const float* x = buffered ? m_batch_x.data() : m_features.data() + begin * in0;
+    const float* t = buffered ? m_batch_t.data() : m_targets.data() + begin * k;
+    if (source) {
+        // The core's rows for these positions, in its batch order, already standardised.
+        char message[512] = "";
+        const int32_t status = source->fetch(source->context, epoch, begin, static_cast<uint32_t>(rows),
+                                             m_batch_x.data(), m_batch_t.data(), message, sizeof message);
+        if (status != BRAIN_OK)
+            fail(static_cast<brain_status>(status), "epoch ", epoch, ": reading rows ", begin, " to ",
+                 begin + rows - 1, " from the streamed data set failed: ", static_cast<const char*>(message));
+    }
     m_x = x;
     const float* params = m_params.data();
     const unsigned count = threads_for(rows);
@@ -359,6 +373,7 @@ void CpuSession::checkpoint(float* parameters, std::uint64_t parameter_count, fl
 brain_session_stats CpuSession::stats() const noexcept {
     sdk::SessionFacts facts;
     facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
+    facts.dataset_resident = m_plan.batch_source == nullptr; // streamed rows stay with the core
     facts.budget_bytes = m_plan.budget_bytes;
     facts.arithmetic = "float32 (OpenBLAS)";
     return m_counters.stats(facts);

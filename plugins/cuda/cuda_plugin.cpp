@@ -46,6 +46,7 @@ brain_capabilities backend_capabilities() noexcept {
     // Data parallelism over NCCL, opened when a session asks for it (nccl_library.hpp).
     caps.features |= BRAIN_FEATURE_MULTI_DEVICE;
     caps.max_devices = max_data_parallel_devices;
+    caps.features |= BRAIN_FEATURE_BATCH_SOURCE; // streamed rows take the staged path (session_data.cpp)
     return caps;
 }
 

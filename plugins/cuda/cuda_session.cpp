@@ -65,6 +65,8 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
     else
         allocate_tensors(cublas_workspace);
     upload_data_set(desc);
+    if (!m_resident && !m_plan.mixed())
+        prepare_staging(layout.spare > cublas_workspace ? layout.spare - cublas_workspace : 0);
     upload_state(desc);
     if (m_fused) prepare_fused_epoch(layout.spare);
     if (m_plan.mixed()) plan_mixed_products();
@@ -92,6 +94,7 @@ CudaSession::~CudaSession() {
     // Let queued work finish before its buffers are freed.
     (void)cudaSetDevice(m_device);
     if (m_stream) (void)cudaStreamSynchronize(m_stream.get());
+    if (m_copy_stream) (void)cudaStreamSynchronize(m_copy_stream.get()); // a staged copy left by a failed epoch
     (void)cudaGetLastError();
 }
 

@@ -75,7 +75,12 @@ private:
     void upload_state(const brain_session_desc& desc);
     // session_data.cpp
     void upload_data_set(const brain_session_desc& desc);
+    // A second device slot for staged batches and the copy stream, when the budget's spare bytes hold them.
+    void prepare_staging(std::uint64_t spare_bytes);
     void run_staged_epoch();
+    // The rows at positions [start, start + rows) of epoch `epoch`'s order into host x and t: gathered from the
+    // host copy, or fetched from the core's batch source.
+    void host_rows(std::uint64_t epoch, std::size_t start, std::size_t rows, float* x, float* t);
     // fused_epoch.cpp
     bool choose_fused_epoch();
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
@@ -118,6 +123,13 @@ private:
     PinnedBuffer m_result;                              // the 4-byte read-back of the epoch's loss
     PinnedBuffer m_stage[2];                            // double-buffered staging of batches
     Event m_stage_done[2];                              // each staging buffer's last copy
+    // Overlapped staging: batch b's copy runs on m_copy_stream into device slot b % 2 while the compute stream
+    // trains batch b - 1 from the other slot (slot 1 is m_x2/m_t2). Empty when the budget leaves no room.
+    Stream m_copy_stream;
+    DeviceBuffer m_x2, m_t2;
+    Event m_slot_consumed[2];                     // the compute stream's last batch from each device slot is done
+    const brain_batch_source* m_source = nullptr; // the core's rows (ABI 1.2 batch source); null: host copy
+    std::vector<float> m_fetch_x, m_fetch_t;      // fetched rows before their bf16 conversion (mixed, streamed)
     GraphExec m_graph;
     bool m_resident = false;
     bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel

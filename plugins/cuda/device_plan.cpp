@@ -104,7 +104,8 @@ MemoryLayout plan_memory(const DevicePlan& plan) {
     }
     MemoryLayout layout;
     layout.spare = budget == 0 ? std::numeric_limits<std::uint64_t>::max() : budget - needed;
-    layout.resident = plan.dataset_bytes() <= layout.spare;
+    // Streamed rows (the core's batch source) are staged batch by batch whatever the budget.
+    layout.resident = !plan.batch_source && plan.dataset_bytes() <= layout.spare;
     if (layout.resident) layout.spare -= plan.dataset_bytes();
     // cuBLAS's recommended workspace on Hopper is 32 MiB; take less when the budget is tight, none if need be.
     for (std::uint64_t candidate : {32ull << 20, 4ull << 20, 1ull << 20})

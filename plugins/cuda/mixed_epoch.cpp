@@ -219,15 +219,22 @@ void CudaSession::stage_mixed_batch(std::size_t slot, std::uint64_t epoch, std::
     auto* bytes = reinterpret_cast<unsigned char*>(m_stage[slot].floats());
     auto* ts = reinterpret_cast<float*>(bytes);
     auto* xs = reinterpret_cast<Bf16*>(bytes + 4 * rows * out);
-    for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t p = start + r;
-        const std::size_t row =
-            plan.config.shuffle
-                ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
-                : p;
-        const float* features = m_host_features.data() + row * in;
-        for (std::size_t c = 0; c < in; ++c) xs[r * in + c] = to_bf16(features[c]);
-        std::memcpy(ts + r * out, m_host_targets.data() + row * out, out * sizeof(float));
+    if (m_source) {
+        // Streamed rows arrive as float32: fetched, then converted like gathered ones.
+        host_rows(epoch, start, rows, m_fetch_x.data(), m_fetch_t.data());
+        for (std::size_t i = 0; i < rows * in; ++i) xs[i] = to_bf16(m_fetch_x[i]);
+        std::memcpy(ts, m_fetch_t.data(), rows * out * sizeof(float));
+    } else {
+        for (std::size_t r = 0; r < rows; ++r) {
+            const std::size_t p = start + r;
+            const std::size_t row =
+                plan.config.shuffle
+                    ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
+                    : p;
+            const float* features = m_host_features.data() + row * in;
+            for (std::size_t c = 0; c < in; ++c) xs[r * in + c] = to_bf16(features[c]);
+            std::memcpy(ts + r * out, m_host_targets.data() + row * out, out * sizeof(float));
+        }
     }
     cudaStream_t stream = m_stream.get();
     check_cuda(cudaMemcpyAsync(m_t.get(), ts, rows * out * sizeof(float), cudaMemcpyHostToDevice, stream),

@@ -35,6 +35,9 @@ class BRAIN_API CsvTable {
 public:
     // Read and parse a file (a regular file or a pipe; a directory, device or socket is refused).
     static CsvTable read(const std::filesystem::path& path, char delimiter = ',', const InputLimits& limits = {});
+    // Only the header row's names (the file's first bytes are read: a pipe's, or a mapped file's first pages).
+    static std::vector<std::string> read_header(const std::filesystem::path& path, char delimiter = ',',
+                                                const InputLimits& limits = {});
     // Parse text; `origin` (usually the file name) prefixes error messages.
     static CsvTable parse(std::string_view text, const std::string& origin, char delimiter = ',',
                           const InputLimits& limits = {});

@@ -6,6 +6,7 @@
 #include <brain/matrix.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,11 +22,29 @@ struct BRAIN_API Standardization {
     void apply(Matrix& x) const;
 };
 
-// Options for Dataset::from_csv.
+// How far a data load has got, for a progress display (CsvOptions::progress).
+struct LoadProgress {
+    std::uint64_t bytes_done = 0;
+    std::uint64_t bytes_total = 0; // 0 when unknown (a pipe)
+    std::uint64_t rows_done = 0;
+    double seconds = 0.0; // since the load began
+};
+
+// Options for Dataset::from_csv (and StreamingDataset::from_csv).
 struct CsvOptions {
     std::vector<std::string> target_columns; // by header name; at least one
     char delimiter = ',';
     InputLimits limits; // file size, columns, cell length and classes
+    // Called on the loading thread about every quarter second while rows are parsed; empty: no reports.
+    std::function<void(const LoadProgress&)> progress;
+};
+
+// Options for Dataset::from_npy and Dataset::from_npz.
+struct NpyOptions {
+    // An .npz archive without a "targets" array: the columns of its "features" array (named by its "feature_names"
+    // array) to use as targets. Must be empty when the archive has "targets".
+    std::vector<std::string> target_columns;
+    InputLimits limits; // each file's size (and each array's, unpacked) and columns
 };
 
 // Features (rows x inputs) and targets (rows x outputs), always in the user's raw units. Copyable.
@@ -34,11 +53,25 @@ public:
     Dataset() = default;
     // From in-memory rows; features.rows() must equal targets.rows() and both must be finite.
     Dataset(Matrix features, Matrix targets);
-    // From a CSV file read by CsvTable (its rules and limits). Numeric target columns are used as they are; a
-    // target column with any non-numeric cell is a class label, one-hot encoded (labels sorted byte-wise), with at
-    // least two and at most limits.max_classes classes. Errors name the file, line and column; a data set larger
-    // than the host memory available is AllocationFailed before it is allocated.
+    // From a CSV file, under CsvTable's rules and limits, parsed on every core straight into the matrices (a
+    // regular file is memory-mapped; the peak is the data set plus a few MiB per core). Numeric target columns are
+    // used as they are; a target column with any non-numeric cell is a class label, one-hot encoded (labels sorted
+    // byte-wise), with at least two and at most limits.max_classes classes. Errors name the file, line and column
+    // (the first defect in the file); a data set larger than the host memory available is AllocationFailed before
+    // it is allocated.
     static Dataset from_csv(const std::filesystem::path& path, const CsvOptions& options);
+
+    // From two NumPy .npy files of the same number of rows (load_npy's rules: any plain numeric dtype, every value
+    // finite). Column names are x0.. and y0...
+    static Dataset from_npy(const std::filesystem::path& features, const std::filesystem::path& targets,
+                            const NpyOptions& options = {});
+    // From a NumPy .npz archive (numpy.savez or savez_compressed; what save_npz and `brain convert` write): arrays
+    // "features" and "targets", and optionally "feature_names", "target_names" and "class_labels" (1-D string
+    // arrays). Errors name the archive, the array and, for a value, its row and column.
+    static Dataset from_npz(const std::filesystem::path& path, const NpyOptions& options = {});
+    // Writes the data set as an .npz archive (stored, readable by numpy.load and from_npz): features and targets as
+    // float32, the names and class labels as string arrays. Through OutputFile: whole or not at all.
+    void save_npz(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs = {}) const;
 
     const Matrix& features() const noexcept { return m_features; }
     const Matrix& targets() const noexcept { return m_targets; }

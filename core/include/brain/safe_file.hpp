@@ -33,6 +33,9 @@ public:
 
     // Append bytes; a failed or short write (disk full, file-size limit) throws IoError and removes the temporary.
     void write(std::string_view bytes);
+    // Overwrite bytes already written, at `offset` (offset + size within size()): a header field known only once
+    // the data after it is written (a checksum). Fails as write() does.
+    void write_at(std::uint64_t offset, std::string_view bytes);
     // fsync the file, give it its final mode (the replaced file's permissions, or 0666 less the umask for a new
     // file), check the target again, rename over it and fsync the directory. Throws IoError on failure.
     void commit();

@@ -8,6 +8,7 @@
 #include <brain/export.hpp>
 #include <brain/network.hpp>
 #include <brain/plugin_abi.h>
+#include <brain/types.hpp>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,18 @@ public:
     // the backend asks for every device (cuda:all) unresolved: TrainingSession resolves that first.
     SessionDescriptor(const Network& network, const Dataset& data, const TrainConfig& config,
                       const TrainingBackend& backend);
+    // For rows pulled from `source` (ABI 1.2): the dataset view carries the row count and widths, its pointers
+    // are null, and batch_source points to `source` (borrowed: it must outlive the session).
+    SessionDescriptor(const Network& network, const brain_batch_source& source, const TrainConfig& config,
+                      const TrainingBackend& backend);
     SessionDescriptor(const SessionDescriptor&) = delete;
     SessionDescriptor& operator=(const SessionDescriptor&) = delete;
     // The descriptor; its pointers reach into this object and into the network's parameters and state.
     const brain_session_desc& desc() const noexcept { return m_desc; }
 
 private:
+    void describe(const Network& network, const TrainConfig& config, const TrainingBackend& backend);
+
     std::vector<brain_layer_desc> m_layers;
     Matrix m_features; // standardised copy when a standardisation applies
     brain_model_desc m_model{};

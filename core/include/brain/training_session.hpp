@@ -1,13 +1,12 @@
 // brain::TrainingSession: keeps a backend's device context, weights and data resident across epochs.
 #pragma once
 
-#include <brain/export.hpp>
-
 #include <brain/backend.hpp>
 #include <brain/dataset.hpp>
+#include <brain/export.hpp>
 #include <brain/network.hpp>
 #include <brain/stats.hpp>
-
+#include <brain/streaming_dataset.hpp>
 #include <memory>
 #include <vector>
 
@@ -24,6 +23,12 @@ class BRAIN_API TrainingSession {
 public:
     // Open a session: loads the backend's plugin, checks the budget before allocating, uploads the data.
     TrainingSession(const Network& network, const Dataset& data, const TrainConfig& config,
+                    const TrainingBackend& backend);
+    // Open a session on rows streamed from disk: the plugin pulls each batch through the ABI's batch source
+    // (ABI 1.2, BRAIN_FEATURE_BATCH_SOURCE; Unsupported naming the plugin otherwise) and host memory holds three
+    // windows of rows (StreamingDataset::buffer_bytes), never the whole data set. The data set's standardisation
+    // applies, or else the network's. The batch order is the stream's (streaming_dataset.hpp), seeded as config.
+    TrainingSession(const Network& network, const StreamingDataset& data, const TrainConfig& config,
                     const TrainingBackend& backend);
     ~TrainingSession();
     TrainingSession(TrainingSession&&) noexcept;

@@ -90,6 +90,10 @@ inline void refuse_undeclared(const brain_capabilities& caps, const SessionPlan&
     if (!(caps.precisions & capability_bit(plan.precision)))
         fail(BRAIN_ERR_UNSUPPORTED, backend, " does not compute in ", precision_name(plan.precision), why,
              "; request a precision its capabilities list (float32 is always among them)");
+    if (plan.batch_source && !(caps.features & BRAIN_FEATURE_BATCH_SOURCE))
+        fail(
+            BRAIN_ERR_UNSUPPORTED, backend, " does not take rows from a batch source (streamed data sets)", why,
+            "; load the data set into memory, or use a backend whose capabilities list BRAIN_FEATURE_BATCH_SOURCE");
 }
 #endif
 

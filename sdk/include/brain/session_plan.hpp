@@ -39,7 +39,20 @@ struct SessionPlan {
     std::size_t state_count = 0;
     std::size_t batch_rows = 0; // min(batch_size, rows): the largest batch the buffers must hold
     std::uint64_t budget_bytes = 0;
+#if BRAIN_ABI_VERSION_MINOR >= 2 // brain_batch_source arrived in ABI 1.2
+    // Where the rows come from when the core streams them (BRAIN_FEATURE_BATCH_SOURCE): core-owned, valid until
+    // session_close; null when the dataset view holds the rows.
+    const brain_batch_source* batch_source = nullptr;
+#endif
 };
+
+#if BRAIN_ABI_VERSION_MINOR >= 2
+// desc.batch_source when the descriptor is new enough to have it (an older core's is shorter); null otherwise.
+inline const brain_batch_source* batch_source_of(const brain_session_desc& desc) noexcept {
+    if (desc.struct_size < offsetof(brain_session_desc, batch_source) + sizeof(desc.batch_source)) return nullptr;
+    return desc.batch_source;
+}
+#endif
 
 namespace detail {
 
@@ -149,9 +162,28 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
     if (data.input_width == 0 || data.target_width == 0)
         invalid("the data set has input width ", data.input_width, " and target width ", data.target_width,
                 "; both must be at least 1");
-    if (!data.features || !data.targets)
+#if BRAIN_ABI_VERSION_MINOR >= 2
+    plan.batch_source = batch_source_of(desc);
+    const bool streamed = plan.batch_source != nullptr;
+#else
+    const bool streamed = false;
+#endif
+    if (streamed) {
+#if BRAIN_ABI_VERSION_MINOR >= 2
+        const brain_batch_source& source = *plan.batch_source;
+        if (source.struct_size < sizeof(brain_batch_source) || !source.fetch)
+            invalid("the batch source is ", !source.fetch ? "missing its fetch function" : "too short",
+                    " (struct_size ", source.struct_size, ")");
+        if (source.rows != data.rows || source.input_width != data.input_width ||
+            source.target_width != data.target_width)
+            invalid("the batch source holds ", source.rows, " rows of ", source.input_width, " + ",
+                    source.target_width, " floats but the data set view says ", data.rows, " rows of ",
+                    data.input_width, " + ", data.target_width);
+#endif
+    } else if (!data.features || !data.targets) {
         invalid("the data set view has a null ", !data.features ? "features" : "targets", " pointer for ", data.rows,
                 " rows");
+    }
     plan.rows = detail::checked_mul(data.rows, 1, "row count");
     plan.input_width = data.input_width;
     plan.target_width = data.target_width;
