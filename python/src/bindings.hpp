@@ -20,6 +20,8 @@ void bind_data(py::module_& m);
 void bind_network(py::module_& m);
 // fit / fit_with_backend, FitReport, Checkpoint, AcceleratorStats, TrainingSession.
 void bind_training(py::module_& m);
+// Dataset.from_npy / from_npz / save_npz, load_npy, save_npy, StreamOptions, StreamingDataset (after bind_data).
+void bind_files(py::module_& m);
 // Network.save_onnx / load_onnx, save_safetensors / load_safetensors, set_optimizer.
 void bind_interop(py::module_& m);
 // accelerator_doctor, AcceleratorReport, the memory estimates, plugins and their load records.

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_brain, m) {
     brain::python::bind_errors(m);
     brain::python::bind_types(m);
     brain::python::bind_data(m);
+    brain::python::bind_files(m);
     brain::python::bind_network(m);
     brain::python::bind_training(m);
     brain::python::bind_interop(m);

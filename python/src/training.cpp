@@ -141,15 +141,21 @@ void bind_training(py::module_& m) {
                                 "resident across epochs). Use as a context manager to release the device promptly.")
         .def(py::init([](const Network& n, const py::handle& data, const py::handle& targets,
                          std::optional<TrainConfig> config, std::optional<TrainingBackend> backend) {
-                 const Dataset d = to_dataset(data, targets, "TrainingSession");
                  const TrainConfig c = config_or_default(config);
                  const TrainingBackend b = backend ? *backend : TrainingBackend::cpu();
+                 if (py::isinstance<StreamingDataset>(data) && targets.is_none()) {
+                     const auto& streamed = data.cast<const StreamingDataset&>();
+                     py::gil_scoped_release release;
+                     return std::make_unique<TrainingSession>(n, streamed, c, b);
+                 }
+                 const Dataset d = to_dataset(data, targets, "TrainingSession");
                  py::gil_scoped_release release;
                  return std::make_unique<TrainingSession>(n, d, c, b);
              }),
              py::arg("network"), py::arg("data"), py::arg("targets") = py::none(), py::kw_only(),
              py::arg("config") = py::none(), py::arg("backend") = py::none(),
-             "Open a session: loads the backend's plugin, checks the budget before allocating, uploads the data.")
+             "Open a session: loads the backend's plugin, checks the budget before allocating, uploads the data (a "
+             "Dataset or features with targets), or streams it from disk batch by batch (a StreamingDataset).")
         .def("train_epoch", &TrainingSession::train_epoch, py::call_guard<py::gil_scoped_release>(),
              "Train one epoch on the device; returns its mean loss.")
         .def("set_learning_rate", &TrainingSession::set_learning_rate, py::arg("learning_rate"),
