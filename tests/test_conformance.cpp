@@ -192,7 +192,7 @@ TEST_CASE("conformance: each deliberate defect fails the kit with a message nami
         {"adamwnodecay", {"parity adamw"}, "ignores the weight decay"},
         {"dropsshortbatch",
          {"parity", "parity sgd", "parity sgd momentum", "parity adam", "parity adamw", "last short batch",
-          "stats"},
+          "stats", "schedule"},
          "short"},
     };
     for (const Defect& defect : defects) {

@@ -5,6 +5,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "data_source.hpp"
+#include "metrics_report.hpp"
 
 #include <algorithm>
 #include <brain/brain.hpp>
@@ -131,29 +132,40 @@ void write_predictions(const Network& network, const Matrix& outputs, const std:
     sink(text);
 }
 
-void print_accuracy(const Network& network, const CsvTable& table, std::size_t column, const std::string& name,
+// Accuracy over every row (a value that is none of the model's classes counts as wrong), then the metrics of
+// the rows whose class the model knows, printed as `brain evaluate` prints them.
+void print_accuracy(const Network& network, const CsvTable& table, const std::string& name,
                     const std::vector<std::size_t>& classes) {
-    std::map<std::string_view, std::size_t> index;
-    for (std::size_t k = 0; k < network.class_labels().size(); ++k) index.emplace(network.class_labels()[k], k);
-    std::size_t right = 0, unknown = 0;
-    for (std::size_t r = 0; r < table.rows(); ++r) {
-        const std::string_view cell = table.cell(r, column);
-        std::optional<std::size_t> truth;
-        if (!index.empty()) {
-            if (const auto it = index.find(cell); it != index.end()) truth = it->second;
-        } else if (const CsvNumber n = parse_csv_number(cell);
-                   n.kind == CsvCellKind::Number && (n.value == 0.0f || n.value == 1.0f)) {
-            truth = static_cast<std::size_t>(n.value); // numeric 0/1 targets: "1.0" is class 1
-        }
-        if (!truth) ++unknown;
-        if (truth && *truth == classes[r]) ++right;
+    const Truth truth = read_truth(network, table, {name}, true);
+    std::vector<std::size_t> want, got;
+    for (std::size_t i = 0; i < truth.rows.size(); ++i) {
+        const auto row = truth.targets.row(i);
+        want.push_back(row.size() == 1
+                           ? (row[0] >= 0.5f ? 1 : 0)
+                           : static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin()));
+        got.push_back(classes[truth.rows[i]]);
     }
+    std::size_t right = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) right += want[i] == got[i] ? 1 : 0;
     std::cout << "accuracy against '" << name
               << "': " << fmt(static_cast<double>(right) / static_cast<double>(table.rows())) << " (" << right
               << "/" << table.rows() << ")\n";
-    if (unknown > 0)
-        std::cout << unknown
-                  << " of the rows hold a value that is none of the model's classes (counted as wrong)\n";
+    if (!truth.unknown_rows.empty())
+        std::cout << truth.unknown_rows.size()
+                  << " of the rows hold a value that is none of the model's classes (counted as wrong, and left "
+                     "out of the metrics below)\n";
+    const std::size_t k = network.output_size() == 1 ? 2 : network.output_size();
+    if (want.empty() || (network.output_size() > 1 && network.layers().back().activation != Activation::Softmax))
+        return;
+    std::vector<std::string> labels = network.class_labels();
+    if (labels.size() != k) {
+        labels.clear();
+        for (std::size_t c = 0; c < k; ++c) labels.push_back(std::to_string(c));
+    }
+    Evaluation evaluation;
+    evaluation.classification = classification_metrics(want, got, std::move(labels));
+    std::cout << "\n";
+    print_metrics(std::cout, evaluation, false);
 }
 
 // The feature rows of an .npz archive or .npy file: an archive's columns matched to the model's features by
@@ -287,6 +299,8 @@ int run_predict(const PredictOptions& o) {
                     quote_excerpt(o.compare),
                     " to compare the predictions with (--compare); name one of its columns");
         if (!network.is_classifier()) truth = table->numbers({*compare}, "the --compare column");
+        // The classes of the column are read before anything is written, so that a bad cell fails first.
+        if (network.is_classifier()) (void)read_truth(network, *table, {o.compare}, true);
     }
 
     // --backend: the backend's predictor, opened once the inputs are known to be usable (nothing falls back to the
@@ -315,17 +329,13 @@ int run_predict(const PredictOptions& o) {
     }
 
     if (compare && network.is_classifier()) {
-        print_accuracy(network, *table, *compare, o.compare, classes);
+        print_accuracy(network, *table, o.compare, classes);
     } else if (compare) {
-        double sq = 0.0, abs = 0.0;
-        for (std::size_t r = 0; r < truth.rows(); ++r) {
-            const double d = static_cast<double>(outputs(r, 0)) - truth(r, 0);
-            sq += d * d;
-            abs += std::fabs(d);
-        }
-        const auto n = static_cast<double>(truth.rows());
-        std::cout << "against '" << o.compare << "' (first output): rmse " << fmt(std::sqrt(sq / n)) << ", mae "
-                  << fmt(abs / n) << " over " << truth.rows() << " rows\n";
+        Matrix first(outputs.rows(), 1);
+        for (std::size_t r = 0; r < outputs.rows(); ++r) first(r, 0) = outputs(r, 0);
+        const RegressionMetrics m = regression_metrics(truth, first, {o.compare});
+        std::cout << "against '" << o.compare << "' (first output): rmse " << fmt(m.rmse[0]) << ", mae "
+                  << fmt(m.mae[0]) << ", r2 " << fmt(m.r2[0]) << " over " << truth.rows() << " rows\n";
     }
     return exit_ok;
 }

@@ -1,5 +1,8 @@
-// brain train: read a CSV file (or NumPy .npz / .npy data), build a network, train it through a TrainingSession
-// epoch by epoch (so progress and validation loss show per epoch, on every backend alike), then save the model.
+// brain train: read a CSV file (or NumPy .npz / .npy data), build a network (or take one given with --init) and
+// train it with Network::fit_with_backend epoch by epoch (progress, validation loss and learning rate per epoch, on
+// every backend alike), with a learning-rate schedule, early stopping and resumable checkpoints as asked; or
+// continue a run from a checkpoint (--resume), or train from .npy files larger than memory (--stream). Then save
+// the model.
 #include "app_support.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
@@ -7,9 +10,11 @@
 #include "network_options.hpp"
 #include "process_options.hpp"
 #include "progress.hpp"
+#include "train_run.hpp"
 
 #include <algorithm>
 #include <brain/brain.hpp>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -22,6 +27,7 @@ namespace {
 struct TrainOptions {
     DataSource source;
     std::vector<std::string> targets;
+    std::string classes; // --classes: a target column read as class labels, numbers included
     std::vector<std::size_t> layers{64, 64};
     std::string activation = "relu";
     std::string output_activation; // empty: softmax for class labels, linear otherwise
@@ -39,6 +45,9 @@ struct TrainOptions {
     std::optional<std::uint64_t> budget_mib;
     ProcessOptions processes;
     std::string precision = "float32";
+    std::string lr_schedule;
+    RunFlags flags;
+    std::string resume;
     std::string out;
     std::string init;             // continue training this model file
     bool optimizer_given = false; // --optimizer, --lr, --momentum or --weight-decay on the command line
@@ -77,10 +86,39 @@ std::string describe_layers(const std::vector<LayerSpec>& layers) {
     return s;
 }
 
-void print_evaluation(const char* what, const Evaluation& e) {
-    std::cout << what << " loss " << e.loss;
-    if (e.accuracy) std::cout << ", accuracy " << *e.accuracy;
-    std::cout << "\n";
+// The CsvOptions of the run's data: its target columns, the class column if any, the limits.
+CsvOptions data_options(const std::vector<std::string>& targets, const std::string& classes,
+                        const InputLimits& limits) {
+    CsvOptions options;
+    options.target_columns = targets;
+    if (!classes.empty()) options.class_columns = {classes};
+    options.limits = limits;
+    return options;
+}
+
+// The training and validation rows: the file's rows split with the seed (the same split on --resume).
+std::pair<Dataset, std::optional<Dataset>> split_rows(Dataset data, double validation, std::uint64_t seed,
+                                                      const std::string& csv) {
+    if (validation <= 0.0) return {std::move(data), std::nullopt};
+    auto [t, v] = data.split(validation, seed);
+    BRAIN_CHECK_ARG(t.size() > 0 && v.size() > 0, "--validation ", validation, " splits the ", data.size(),
+                    " rows of ", csv, " into ", t.size(), " training and ", v.size(),
+                    " validation rows; both need at least one; use more rows or another fraction");
+    return {std::move(t), std::move(v)};
+}
+
+std::string number_text(double value) {
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+    return std::string(text, end);
+}
+
+TrainingBackend parse_backend(const TrainOptions& o) {
+    const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
+    // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
+    return with_process_options(TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                    .with_precision(parse_precision(o.precision)),
+                                o.backend.find(':') != std::string::npos, o.processes);
 }
 
 // "a, b, c" of at most eight names, for messages.
@@ -97,9 +135,10 @@ Network initial_network(const TrainOptions& o, Dataset& train) {
     BRAIN_CHECK_ARG(train.input_width() == network.input_size(), o.source.name(), " has ", train.input_width(),
                     " feature columns (", name_list(train.feature_names()), "), but the model ", o.init, " takes ",
                     network.input_size(), " inputs; give the data the model was made for");
-    BRAIN_CHECK_ARG(network.feature_names().empty() || network.feature_names() == train.feature_names(), o.source.name(),
-                    "'s feature columns (", name_list(train.feature_names()), ") are not the model's (",
-                    name_list(network.feature_names()), ", in this order); give the data the model was made for");
+    BRAIN_CHECK_ARG(network.feature_names().empty() || network.feature_names() == train.feature_names(),
+                    o.source.name(), "'s feature columns (", name_list(train.feature_names()),
+                    ") are not the model's (", name_list(network.feature_names()),
+                    ", in this order); give the data the model was made for");
     BRAIN_CHECK_ARG(train.target_width() == network.output_size(), "the targets of ", o.source.name(), " make ",
                     train.target_width(), " columns, but the model ", o.init, " has ", network.output_size(),
                     " outputs");
@@ -117,60 +156,138 @@ Network initial_network(const TrainOptions& o, Dataset& train) {
     return network;
 }
 
+// --stream: the rows stay on disk, in .npy files; a TrainingSession pulls each batch through the plugin's batch
+// source, at the constant --lr.
+int run_streamed(const TrainOptions& o, const TrainingBackend& backend,
+                 const std::vector<std::filesystem::path>& inputs) {
+    BRAIN_CHECK_ARG(!o.source.npy_features.empty(),
+                    "--stream reads rows at their offsets in .npy files: give --npy-features and --npy-targets "
+                    "(brain convert data.csv X.npy Y.npy --target COLUMN writes them)");
+    BRAIN_CHECK_ARG(o.validation == 0.0, "--validation needs the rows in memory; with --stream hold out a "
+                                         "separate file and run brain predict on it");
+    StreamOptions stream_options;
+    stream_options.chunk_rows = o.stream_chunk_rows;
+    stream_options.window_chunks = o.stream_window;
+    stream_options.limits = o.input.limits();
+    StreamingDataset stream =
+        StreamingDataset::from_npy(o.source.npy_features, o.source.npy_targets, stream_options);
+    if (o.standardize) stream.standardize();
+    const Dataset head = stream.read_rows(0, 1); // the names and the standardisation
+    const Activation hidden = parse_activation(o.activation);
+    const Activation output = !o.output_activation.empty()   ? parse_activation(o.output_activation)
+                              : !head.class_labels().empty() ? Activation::Softmax
+                                                             : Activation::Linear;
+    std::vector<LayerSpec> shape;
+    std::size_t width = head.input_width();
+    for (std::size_t units : o.layers) {
+        shape.push_back(LayerSpec{width, units, hidden});
+        width = units;
+    }
+    shape.push_back(LayerSpec{width, head.target_width(), output});
+    const Optimizer optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
+    const std::uint32_t batch = o.batch.value_or(
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(256, std::max<std::uint64_t>(stream.size(), 1))));
+    require_host_memory(training_host_memory_bytes(shape, optimizer, batch, batch, false, backend, 2),
+                        str("training ", describe_layers(shape), " on ", backend.describe()),
+                        "use narrower or fewer layers, a smaller batch, or free memory");
+    auto builder = Network::builder();
+    builder.input_size(head.input_width());
+    for (const LayerSpec& layer : shape) builder.dense(layer.outputs, layer.activation);
+    if (!o.loss.empty()) builder.loss(parse_loss(o.loss));
+    builder.optimizer(optimizer);
+    builder.seed(o.seed);
+    Network network = builder.build();
+    network.adopt_dataset_metadata(head);
+    const TrainConfig config{o.epochs, batch, true, o.seed};
+
+    std::cout << "Training " << describe_layers(network.layers()) << " (" << to_string(network.loss()) << ", "
+              << to_string(network.optimizer().kind) << " lr " << network.optimizer().learning_rate << ") on "
+              << backend.describe() << ", batch " << batch << "\n";
+    std::cout << "data: " << o.source.name() << ": " << stream.size() << " training rows, " << head.input_width()
+              << " features -> " << head.target_width() << " outputs" << (o.standardize ? ", standardized" : "")
+              << ", streamed from disk in chunks of " << o.stream_chunk_rows << " rows, shuffled in windows of "
+              << o.stream_window << " chunks (" << stream.buffer_bytes() / (1 << 20) << " MiB of buffers)\n";
+    const PluginRecord plugin = load_plugin(backend.plugin_name());
+    std::cout << "plugin: " << plugin.path.string() << (plugin.version.empty() ? "" : " " + plugin.version) << "\n"
+              << std::flush;
+
+    TrainingSession session(network, stream, config, backend);
+    EpochProgress progress(std::cout, o.epochs, stdout_is_terminal());
+    try {
+        for (std::uint32_t epoch = 1; epoch <= o.epochs; ++epoch)
+            progress.update(epoch, session.train_epoch(), std::nullopt);
+        progress.finish();
+        network.restore_checkpoint(session.checkpoint());
+    } catch (...) {
+        progress.finish();
+        throw;
+    }
+    const AcceleratorStats stats = session.stats();
+    session.close();
+    std::cout << stats << "\n";
+    print_evaluation("training:  ", evaluate_streamed(network, stream));
+    if (backend.rank() != 0) {
+        std::cout << "rank " << backend.rank() << " of " << backend.world_size() << ": rank 0 saves the model\n";
+        return exit_ok;
+    }
+    network.save_json(o.out, inputs);
+    std::cout << "saved model to " << o.out << "\n";
+    return exit_ok;
+}
+
 int run_train(const TrainOptions& o) {
     BRAIN_CHECK_ARG(o.validation >= 0.0 && o.validation < 1.0, "--validation must be in [0, 1), found ",
                     o.validation);
     BRAIN_CHECK_ARG(o.epochs > 0 && o.batch.value_or(1) > 0, "--epochs and --batch must be at least 1, found ",
                     o.epochs, " and ", o.batch.value_or(1));
-    // Everything that can be checked before the run is checked first: the output path (not found to be a
-    // directory, a device or the input after 40 epochs), the backend spec and its budget, the precision.
-    check_data_source(o.source, true, o.targets);
+    std::vector<std::string> targets = o.targets;
+    if (!o.classes.empty()) {
+        BRAIN_CHECK_ARG(targets.empty() || targets == std::vector<std::string>{o.classes}, "--classes ",
+                        quote_excerpt(o.classes), " names the target column, but --target names ",
+                        quote_excerpt(targets.front()), targets.size() > 1 ? " and more" : "",
+                        "; give the class column with --classes alone");
+        targets = {o.classes};
+    }
+    // Everything that can be checked before the run is checked first: the data files named, the output path (not
+    // found to be a directory, a device or an input after 40 epochs), the backend spec and its budget, the
+    // precision, the schedule.
+    check_data_source(o.source, true, targets);
+    BRAIN_CHECK_ARG(!targets.empty() || o.source.csv.empty(),
+                    "no target column: name it with --target COLUMN, or with --classes COLUMN for a column of "
+                    "classes (numbers or text)");
     std::vector<std::filesystem::path> inputs = o.source.files();
     if (!o.init.empty()) inputs.push_back(o.init);
     check_output_path(o.out, inputs);
-    const bool cpu = o.backend.substr(0, o.backend.find(':')) == "cpu";
-    // --budget applies to every backend; without it a device gets 8192 MiB and the CPU no cap.
-    const TrainingBackend backend =
-        with_process_options(TrainingBackend::parse(o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-                                 .with_precision(parse_precision(o.precision)),
-                             o.backend.find(':') != std::string::npos, o.processes);
-
-    // --stream: the rows stay on disk; `train` then holds one row, for the names and the standardisation.
-    std::optional<StreamingDataset> stream;
-    Dataset train;
+    const TrainingBackend backend = parse_backend(o);
+    std::optional<LearningRateSchedule> schedule;
+    if (!o.lr_schedule.empty()) schedule = LearningRateSchedule::parse(o.lr_schedule);
     if (o.stream) {
-        BRAIN_CHECK_ARG(!o.source.npy_features.empty(),
-                        "--stream reads rows at their offsets in .npy files: give --npy-features and --npy-targets "
-                        "(brain convert data.csv X.npy Y.npy --target COLUMN writes them)");
-        BRAIN_CHECK_ARG(o.validation == 0.0, "--validation needs the rows in memory; with --stream hold out a "
-                                             "separate file and run brain predict on it");
-        StreamOptions stream_options;
-        stream_options.chunk_rows = o.stream_chunk_rows;
-        stream_options.window_chunks = o.stream_window;
-        stream_options.limits = o.input.limits();
-        stream = StreamingDataset::from_npy(o.source.npy_features, o.source.npy_targets, stream_options);
-        if (o.standardize) stream->standardize();
-        train = stream->read_rows(0, 1);
-    } else {
-        train = load_data_source(o.source, o.targets, o.input.limits());
+        BRAIN_CHECK_ARG(!schedule && !o.flags.patience && !o.flags.checkpoint_every,
+                        "--stream trains at the constant --lr, without early stopping or checkpoints; leave out "
+                        "--lr-schedule, --early-stopping and --checkpoint-every, or load the data (drop --stream)");
+        return run_streamed(o, backend, inputs);
     }
-    std::optional<Dataset> validation;
-    if (o.validation > 0.0) {
-        auto [t, v] = train.split(o.validation, o.seed);
-        BRAIN_CHECK_ARG(t.size() > 0 && v.size() > 0, "--validation ", o.validation, " splits the ", train.size(),
-                        " rows of ", o.source.name(), " into ", t.size(), " training and ", v.size(),
-                        " validation rows; both need at least one; use more rows or another fraction");
-        train = std::move(t);
-        validation = std::move(v);
-    }
+
+    Dataset data = load_data_source(o.source, targets, o.input.limits(), o.classes);
+    if (parse_activation(o.output_activation.empty() ? "linear" : o.output_activation) == Activation::Softmax &&
+        data.class_labels().empty())
+        BRAIN_THROW(ErrorCode::InvalidArgument, "--output-activation softmax needs a class column, but ",
+                    targets.size() == 1 ? "target " + quote_excerpt(targets.front()) : std::string("the targets"),
+                    " of ", o.source.name(), " hold numbers (one output per column); to train a classifier on ",
+                    targets.size() == 1 ? "its values as classes, use --classes " + targets.front()
+                                        : "a column of classes, name it with --classes COLUMN",
+                    " (integer or text labels, kept in the model and printed back by predict)");
+    auto split = split_rows(std::move(data), o.validation, o.seed, o.source.name());
+    Dataset train = std::move(split.first);
+    std::optional<Dataset> validation = std::move(split.second);
     // Statistics from the training rows only, so the validation loss is honest. A model given with --init keeps
     // its own.
     std::optional<Network> initial;
     if (!o.init.empty())
         initial = initial_network(o, train);
-    else if (o.standardize && !stream)
+    else if (o.standardize)
         train.standardize();
-    const std::uint64_t rows = stream ? stream->size() : train.size();
+    const std::uint64_t rows = train.size();
 
     std::vector<LayerSpec> shape;
     Optimizer optimizer;
@@ -194,10 +311,11 @@ int run_train(const TrainOptions& o) {
     const std::uint32_t batch = o.batch.value_or(
         static_cast<std::uint32_t>(std::min<std::uint64_t>(256, std::max<std::uint64_t>(rows, 1))));
     // The whole run's host memory from the shapes, before the network is built: the network, the checkpoint
-    // copies (one more with --validation) and, on the CPU, the session. A mistyped width fails here, at once.
-    const bool standardized = initial ? initial->standardization().has_value() : o.standardize && !stream;
-    require_host_memory(training_host_memory_bytes(shape, optimizer, stream ? batch : rows, batch, standardized,
-                                                   backend, validation ? 3 : 2),
+    // copies (one more with --validation, and with early stopping's best weights) and, on the CPU, the session. A
+    // mistyped width fails here, at once.
+    const bool standardized = initial ? initial->standardization().has_value() : o.standardize;
+    require_host_memory(training_host_memory_bytes(shape, optimizer, rows, batch, standardized, backend,
+                                                   2 + (validation ? 1 : 0) + (o.flags.patience ? 1 : 0)),
                         str("training ", describe_layers(shape), " on ", backend.describe()),
                         "use narrower or fewer layers, a smaller batch or fewer rows, or free memory");
 
@@ -208,79 +326,94 @@ int run_train(const TrainOptions& o) {
         if (!o.loss.empty()) builder.loss(parse_loss(o.loss));
         builder.optimizer(optimizer);
         builder.seed(o.seed);
-        Network built = builder.build();
-        built.adopt_dataset_metadata(train);
-        return built;
+        return builder.build();
     }();
     if (!o.init.empty())
         std::cout << "continuing " << o.init << " (" << network.epochs_trained() << " epochs trained before)\n";
-    const TrainConfig config{o.epochs, batch, true, o.seed};
+    TrainRun run(std::move(network));
+    run.train = std::move(train);
+    run.validation = std::move(validation);
+    run.config = TrainConfig{o.epochs, batch, true, o.seed};
+    run.target_epochs = o.epochs;
+    run.backend = backend;
+    run.schedule = schedule;
+    run.flags = o.flags;
+    run.csv = o.source.name();
+    run.inputs = inputs;
+    run.out = o.out;
+    // What --resume needs to read the same rows again (a CSV run).
+    if (!o.source.csv.empty()) run.notes["csv"] = o.source.csv;
+    for (std::size_t i = 0; i < targets.size(); ++i) run.notes["target." + std::to_string(i)] = targets[i];
+    if (!o.classes.empty()) run.notes["classes"] = o.classes;
+    run.notes["validation"] = number_text(o.validation);
+    run.notes["standardize"] = o.standardize ? "1" : "0";
+    return run_training(run);
+}
 
-    std::cout << "Training " << describe_layers(network.layers()) << " (" << to_string(network.loss()) << ", "
-              << to_string(network.optimizer().kind) << " lr " << network.optimizer().learning_rate << ") on "
-              << backend.describe() << ", batch " << batch << "\n";
-    std::cout << "data: " << o.source.name() << ": " << rows << " training rows"
-              << (validation ? str(", ", validation->size(), " validation rows") : std::string()) << ", "
-              << train.input_width() << " features -> " << train.target_width() << " outputs";
-    if (const auto& labels = train.class_labels(); !labels.empty()) {
-        std::cout << " (classes:";
-        for (std::size_t k = 0; k < labels.size() && k < 20; ++k) std::cout << " " << printable(labels[k]);
-        if (labels.size() > 20) std::cout << " ... (" << labels.size() << " in all)";
-        std::cout << ")";
-    }
-    std::cout << (network.standardization() ? ", standardized" : "");
-    if (stream)
-        std::cout << ", streamed from disk in chunks of " << o.stream_chunk_rows << " rows, shuffled in windows of "
-                  << o.stream_window << " chunks (" << stream->buffer_bytes() / (1 << 20) << " MiB of buffers)";
-    std::cout << "\n";
-    // Which plugin file serves the backend (the first regular libbrain_<name>.so on the search path).
-    const PluginRecord plugin = load_plugin(backend.plugin_name());
-    std::cout << "plugin: " << plugin.path.string() << (plugin.version.empty() ? "" : " " + plugin.version) << "\n"
-              << std::flush;
+// --resume: the checkpoint's network, batch order, schedule and flags, the same rows read again, trained on to
+// --epochs (default: the epochs the run was started for).
+int run_resume(const TrainOptions& o, const CLI::App& cmd) {
+    for (const char* fixed : {"--target", "--classes", "--layers", "--activation", "--output-activation", "--loss",
+                              "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch", "--validation",
+                              "--seed", "--standardize", "--lr-schedule"})
+        BRAIN_CHECK_ARG(cmd.count(fixed) == 0, "--resume continues the run saved in ", o.resume,
+                        " with its own network, optimizer, batch order, data options and schedule; ", fixed,
+                        " cannot change them: leave it out (or start a new run without --resume)");
+    const InputLimits limits = o.input.limits();
+    const TrainingCheckpoint checkpoint = TrainingCheckpoint::load(o.resume, limits);
+    const auto& notes = checkpoint.notes;
+    auto note = [&](const std::string& key) -> std::string {
+        const auto it = notes.find(key);
+        return it == notes.end() ? std::string() : it->second;
+    };
+    std::vector<std::string> targets;
+    for (std::size_t i = 0; notes.count("target." + std::to_string(i)); ++i)
+        targets.push_back(note("target." + std::to_string(i)));
+    BRAIN_CHECK(!targets.empty(), ErrorCode::InvalidModelFile, o.resume,
+                ": the checkpoint does not say which columns it was trained on (it was not written by brain "
+                "train); resume it with the library (FitOptions::resume)");
+    const std::string csv = cmd.count("--csv") ? o.source.csv : note("csv");
+    double fraction = 0.0;
+    const std::string fraction_text = note("validation");
+    std::from_chars(fraction_text.data(), fraction_text.data() + fraction_text.size(), fraction);
+    const std::uint64_t target = cmd.count("--epochs") ? o.epochs : checkpoint.run_epochs;
+    BRAIN_CHECK_ARG(target > checkpoint.epochs_trained(), o.resume, " has trained ", checkpoint.epochs_trained(),
+                    " epochs, which reaches ", cmd.count("--epochs") ? "--epochs " : "the run's ", target,
+                    "; ask for more with --epochs N (the epoch count to reach)");
+    check_output_path(o.out, {csv, o.resume});
+    const TrainingBackend backend = parse_backend(o);
 
-    TrainingSession session = stream ? TrainingSession(network, *stream, config, backend)
-                                     : TrainingSession(network, train, config, backend);
-    EpochProgress progress(std::cout, o.epochs, stdout_is_terminal());
-    // The validation loss needs the weights on the host: one checkpoint per epoch into one probe network, the
-    // price of asking for a split (it shows in checkpoint_time).
-    std::optional<Network> probe;
-    if (validation) probe = network;
-    try {
-        for (std::uint32_t epoch = 1; epoch <= o.epochs; ++epoch) {
-            const float loss = session.train_epoch();
-            std::optional<float> validation_loss;
-            if (probe) {
-                probe->restore_checkpoint(session.checkpoint());
-                validation_loss = probe->evaluate(*validation).loss;
-            }
-            progress.update(epoch, loss, validation_loss);
-        }
-        progress.finish();
-        network.restore_checkpoint(session.checkpoint());
-    } catch (...) {
-        progress.finish();
-        throw;
-    }
-    const AcceleratorStats stats = session.stats();
-    const std::vector<AcceleratorStats> device_stats = session.device_stats();
-    const std::vector<int> devices = session.backend().devices(); // cuda:all resolved
-    session.close();
+    Dataset data = Dataset::from_csv(csv, data_options(targets, note("classes"), limits));
+    const std::uint64_t seed = checkpoint.config.seed.value_or(checkpoint.network.seed());
+    auto [train, validation] = split_rows(std::move(data), fraction, seed, csv);
+    // The run's own standardisation (it was computed from these training rows).
+    train.set_standardization(checkpoint.network.standardization());
 
-    std::cout << stats << "\n";
-    if (stats.devices > 1)
-        for (std::size_t d = 0; d < device_stats.size(); ++d)
-            std::cout << "device " << (d < devices.size() ? devices[d] : static_cast<int>(d)) << ": "
-                      << to_json(device_stats[d]) << "\n";
-    print_evaluation("training:  ", stream ? evaluate_streamed(network, *stream) : network.evaluate(train));
-    if (validation) print_evaluation("validation:", network.evaluate(*validation));
-    // Every rank holds the same weights; rank 0 writes them.
-    if (backend.rank() != 0) {
-        std::cout << "rank " << backend.rank() << " of " << backend.world_size() << ": rank 0 saves the model\n";
-        return exit_ok;
-    }
-    network.save_json(o.out, inputs);
-    std::cout << "saved model to " << o.out << "\n";
-    return exit_ok;
+    TrainRun run(checkpoint.network);
+    run.train = std::move(train);
+    run.validation = std::move(validation);
+    run.config = checkpoint.config;
+    run.config.epochs =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(target - checkpoint.epochs_trained(), UINT32_MAX));
+    run.target_epochs = target;
+    run.backend = backend;
+    run.resume = &checkpoint;
+    run.flags = stored_flags(notes);
+    if (cmd.count("--early-stopping")) run.flags.patience = o.flags.patience;
+    if (cmd.count("--monitor")) run.flags.monitor = o.flags.monitor;
+    if (cmd.count("--min-delta")) run.flags.min_delta = o.flags.min_delta;
+    if (cmd.count("--checkpoint-every")) run.flags.checkpoint_every = o.flags.checkpoint_every;
+    if (cmd.count("--checkpoint-dir")) run.flags.checkpoint_dir = o.flags.checkpoint_dir;
+    BRAIN_CHECK_ARG(!run.flags.checkpoint_every || !run.flags.checkpoint_dir.empty(),
+                    "--checkpoint-every needs --checkpoint-dir DIR");
+    run.csv = csv;
+    run.out = o.out;
+    for (const auto& [key, value] : notes)
+        if (key == "csv" || key == "classes" || key == "validation" || key == "standardize" ||
+            key.starts_with("target."))
+            run.notes[key] = value;
+    run.notes["csv"] = csv;
+    return run_training(run);
 }
 
 } // namespace
@@ -288,19 +421,26 @@ int run_train(const TrainOptions& o) {
 void add_train_command(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<TrainOptions>();
     auto* cmd = app.add_subcommand(
-        "train", "Train a dense network on a CSV file (or a NumPy .npz archive or .npy files) through a "
-                 "TrainingSession on any backend, one progress line per epoch (loss, validation loss with --validation, elapsed time), then print the "
-                 "session stats and save the model (whole or not at all: never over a symbolic link, directory, "
-                 "device or the input). On error nothing is written.");
+        "train",
+        "Train a dense network on a CSV file (or a NumPy .npz archive or .npy files) on any backend, one "
+        "progress line per epoch (loss, validation loss with --validation, learning rate, elapsed time), "
+        "with an optional learning-rate schedule, early stopping and resumable checkpoints, then print the "
+        "session stats and save the model (whole or not at all: never over a symbolic link, directory, "
+        "device or an input). On error nothing is written. --resume FILE continues a run saved by "
+        "--checkpoint-every exactly.");
     add_data_source_options(*cmd, o->source, true, "training data: a CSV file with a header row");
     cmd->add_option("--target", o->targets,
                     "target column of --csv (repeat or comma-separate for several); a column with text cells is a "
                     "class label, one-hot encoded. With --npz: columns of its 'features' when it has no 'targets'")
         ->delimiter(',');
-    auto* init = cmd->add_option("--init", o->init,
-                                 "continue training this model file (from brain train or brain import): its layers, "
-                                 "loss, standardisation and names stay, and its optimizer unless --optimizer, --lr, "
-                                 "--momentum or --weight-decay is given");
+    cmd->add_option("--classes", o->classes,
+                    "train a softmax classifier on this column's values as classes, numbers (digits 0-9, codes) or "
+                    "text; the labels are kept in the model and printed back by predict (implies --target COLUMN)");
+    auto* init =
+        cmd->add_option("--init", o->init,
+                        "continue training this model file (from brain train or brain import): its layers, "
+                        "loss, standardisation and names stay, and its optimizer unless --optimizer, --lr, "
+                        "--momentum or --weight-decay is given");
     auto* layers = cmd->add_option("--layers", o->layers, "hidden layer widths, comma-separated")
                        ->delimiter(',')
                        ->capture_default_str()
@@ -308,17 +448,18 @@ void add_train_command(CLI::App& app, int& exit_code) {
     auto* activation = cmd->add_option("--activation", o->activation,
                                        "hidden activation: linear, relu, leaky_relu, sigmoid, tanh, gelu")
                            ->capture_default_str();
-    auto* output = cmd->add_option("--output-activation", o->output_activation,
-                                   "output activation: linear, sigmoid or softmax (default: softmax for class-label "
-                                   "targets, linear otherwise)");
-    auto* loss = cmd->add_option("--loss", o->loss,
-                                 "mse, bce or cce (default: bce for a sigmoid output, cce for softmax, mse otherwise)");
+    auto* output =
+        cmd->add_option("--output-activation", o->output_activation,
+                        "output activation: linear, sigmoid or softmax (default: softmax for class-label "
+                        "targets, linear otherwise)");
+    auto* loss = cmd->add_option(
+        "--loss", o->loss, "mse, bce or cce (default: bce for a sigmoid output, cce for softmax, mse otherwise)");
     const std::vector<CLI::Option*> optimizer_options{
         cmd->add_option("--optimizer", o->optimizer, "adam, sgd or adamw")->capture_default_str(),
         cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str(),
         cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str(),
         cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str()};
-    cmd->add_option("--epochs", o->epochs, "epochs to train")
+    cmd->add_option("--epochs", o->epochs, "epochs to train (with --resume: the epoch count to reach)")
         ->capture_default_str()
         ->check(whole_number(UINT32_MAX));
     cmd->add_option("--batch", o->batch, "batch size (default: 256, or all rows when there are fewer)")
@@ -345,6 +486,29 @@ void add_train_command(CLI::App& app, int& exit_code) {
     add_process_options(*cmd, o->processes);
     cmd->add_option("--precision", o->precision, "matrix-product precision: float32, tf32 or bf16 (accelerators)")
         ->capture_default_str();
+    cmd->add_option("--lr-schedule", o->lr_schedule,
+                    "learning-rate schedule: constant[:warmup=E], step:every=N[,gamma=G], exponential:gamma=G, "
+                    "cosine[:warmup=E,min=R,epochs=N], onecycle[:pct=P,div=D,final_div=F,epochs=N] or "
+                    "plateau[:factor=F,patience=N,threshold=T,cooldown=N,min=R] (docs/cli.md)");
+    cmd->add_option("--early-stopping", o->flags.patience,
+                    "stop when --monitor has not improved for this many epochs and keep the best epoch's weights")
+        ->check(whole_number(UINT32_MAX));
+    cmd->add_option("--monitor", o->flags.monitor,
+                    "what early stopping and a plateau schedule watch: loss, val_loss, val_accuracy, val_macro_f1, "
+                    "val_rmse, val_r2, ... (default: val_loss with --validation, else loss)");
+    cmd->add_option("--min-delta", o->flags.min_delta,
+                    "early stopping: an improvement must beat the best by more than this")
+        ->capture_default_str();
+    auto* every = cmd->add_option("--checkpoint-every", o->flags.checkpoint_every,
+                                  "write a resumable checkpoint every N epochs (to --checkpoint-dir)")
+                      ->check(whole_number(UINT32_MAX) & CLI::Range(1u, UINT32_MAX));
+    auto* dir = cmd->add_option("--checkpoint-dir", o->flags.checkpoint_dir,
+                                "where --checkpoint-every writes epoch-N.json (created if missing)");
+    every->needs(dir);
+    cmd->add_option("--resume", o->resume,
+                    "continue the run saved in this checkpoint (written by --checkpoint-every) exactly: the same "
+                    "network, optimizer state, batch order, schedule and early stopping; give --epochs to go past "
+                    "the run's own count");
     cmd->add_option("--out", o->out,
                     "where to save the trained model (JSON); checked before training: a symbolic link, directory, "
                     "device, FIFO, socket or an input file is refused")
@@ -363,9 +527,16 @@ void add_train_command(CLI::App& app, int& exit_code) {
         ->capture_default_str()
         ->check(whole_number(65536) & CLI::Range(1u, 65536u));
     add_input_options(*cmd, o->input, true);
-    cmd->callback([o, optimizer_options, &exit_code] {
+    cmd->callback([o, cmd, optimizer_options, &exit_code] {
         o->optimizer_given = std::any_of(optimizer_options.begin(), optimizer_options.end(),
                                          [](const CLI::Option* option) { return option->count() > 0; });
+        if (!o->resume.empty()) {
+            exit_code = run_resume(*o, *cmd);
+            return;
+        }
+        // A usage error like every other missing option (exit 106 and the usage hint), naming both ways to say it.
+        if (o->targets.empty() && o->classes.empty() && o->source.npz.empty() && o->source.npy_features.empty())
+            throw CLI::RequiredError("--target COLUMN (or --classes COLUMN for a column of classes)");
         exit_code = run_train(*o);
     });
 }

@@ -18,6 +18,8 @@ void add_train_command(CLI::App& app, int& exit_code);
 void add_predict_command(CLI::App& app, int& exit_code);
 // brain convert: a CSV file to a NumPy .npz archive or two .npy files.
 void add_convert_command(CLI::App& app, int& exit_code);
+// brain evaluate: a saved model's loss and metrics on a CSV file with true values.
+void add_evaluate_command(CLI::App& app, int& exit_code);
 // brain generate: write a synthetic CSV data set.
 void add_generate_command(CLI::App& app, int& exit_code);
 // brain export: a model file as ONNX and/or safetensors.

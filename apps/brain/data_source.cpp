@@ -53,11 +53,12 @@ void check_data_source(const DataSource& source, bool targets, const std::vector
 }
 
 Dataset load_data_source(const DataSource& source, const std::vector<std::string>& target_columns,
-                         const InputLimits& limits) {
+                         const InputLimits& limits, const std::string& class_column) {
     if (!source.csv.empty()) {
         LoadProgressLine line(source.csv);
         CsvOptions options;
         options.target_columns = target_columns;
+        if (!class_column.empty()) options.class_columns = {class_column};
         options.limits = limits;
         options.progress = line.callback();
         Dataset data = Dataset::from_csv(source.csv, options);

@@ -36,7 +36,7 @@ void check_data_source(const DataSource& source, bool targets, const std::vector
 // The data set of `source`, parsed on every core (CSV) or read as it lies (.npy, .npz), with a progress line on
 // standard error for a CSV load that lasts more than two seconds.
 Dataset load_data_source(const DataSource& source, const std::vector<std::string>& target_columns,
-                         const InputLimits& limits);
+                         const InputLimits& limits, const std::string& class_column = {});
 
 // A CsvOptions::progress that draws "reading FILE: 120 MB of 190 MB, 62%, 95 MB/s, 510k rows/s" on standard error
 // once the load has taken `after_s` seconds: redrawn in place on a terminal, one line every 5 s otherwise. The line

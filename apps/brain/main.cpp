@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
     brain::app::add_export_command(app, exit_code);
     brain::app::add_import_command(app, exit_code);
     brain::app::add_convert_command(app, exit_code);
+    brain::app::add_evaluate_command(app, exit_code);
     brain::app::add_estimate_command(app, exit_code);
     brain::app::add_doctor_command(app, exit_code);
     brain::app::add_plugins_command(app, exit_code);

@@ -11,7 +11,8 @@ namespace brain::app {
 EpochProgress::EpochProgress(std::ostream& out, std::size_t total_epochs, bool interactive)
     : m_out(out), m_total(total_epochs), m_interactive(interactive), m_start(std::chrono::steady_clock::now()) {}
 
-void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> validation_loss) {
+void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> validation_loss,
+                           std::optional<float> learning_rate) {
     const double elapsed = seconds_since(m_start);
     char text[160];
     const int width = static_cast<int>(std::to_string(m_total).size());
@@ -19,6 +20,9 @@ void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> v
     if (validation_loss && n > 0 && n < static_cast<int>(sizeof text))
         n +=
             std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  val_loss %.6f", *validation_loss);
+    if (learning_rate && n > 0 && n < static_cast<int>(sizeof text))
+        n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  lr %.4g",
+                           static_cast<double>(*learning_rate));
     if (n > 0 && n < static_cast<int>(sizeof text))
         std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  %.2fs", elapsed);
     if (!m_interactive) {

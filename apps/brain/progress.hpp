@@ -14,8 +14,10 @@ class EpochProgress {
 public:
     // `interactive` selects the redrawn bar; see stdout_is_terminal().
     EpochProgress(std::ostream& out, std::size_t total_epochs, bool interactive);
-    // Report epoch `epoch` (1-based) with its mean training loss and, when a split was asked for, validation loss.
-    void update(std::size_t epoch, float loss, std::optional<float> validation_loss);
+    // Report epoch `epoch` (1-based, counted over the model's life) with its mean training loss, the validation
+    // loss when a split was asked for, and the learning rate of its last step.
+    void update(std::size_t epoch, float loss, std::optional<float> validation_loss,
+                std::optional<float> learning_rate = std::nullopt);
     // End the redrawn line (before other output, including an error). Idempotent.
     void finish();
 

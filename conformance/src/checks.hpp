@@ -1,6 +1,6 @@
 // The conformance kit's checks in groups, in table order: the plugin itself (plugin_checks.cpp), training against
-// the CPU reference (training_checks.cpp, parity_grid.cpp), what the plugin declares it runs (feature_checks.cpp)
-// and errors (error_checks.cpp).
+// the CPU reference (training_checks.cpp, parity_grid.cpp), what the plugin declares it runs (feature_checks.cpp),
+// learning-rate schedules (schedule_checks.cpp) and errors (error_checks.cpp).
 #pragma once
 
 #include "check_table.hpp"
@@ -21,6 +21,8 @@ void run_parity_grid(CheckTable& table);
 void run_feature_checks(CheckTable& table);
 // stats, peak in estimate and checkpoint.
 void run_training_checks(CheckTable& table);
+// schedule: learning-rate schedules reach the plugin per step (ABI 1.2) or per epoch, and train as on the CPU.
+void run_schedule_checks(CheckTable& table);
 // closed session, budget refusal, device 99, invalid argument, use after error and numerical error.
 void run_error_checks(CheckTable& table);
 

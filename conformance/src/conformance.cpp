@@ -19,6 +19,7 @@ void run_kit(ConformanceReport& report, const ConformanceOptions& options, std::
     conformance::run_parity_grid(table);
     conformance::run_feature_checks(table);
     conformance::run_training_checks(table);
+    conformance::run_schedule_checks(table);
     conformance::run_error_checks(table);
 }
 
@@ -43,6 +44,7 @@ const std::vector<std::string>& conformance_check_names() {
         "stats",
         "peak in estimate",
         "checkpoint",
+        "schedule",
         "closed session",
         "budget refusal",
         "device 99",

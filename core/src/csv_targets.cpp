@@ -1,6 +1,7 @@
 #include "csv_targets.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace brain::detail::csv {
@@ -14,9 +15,10 @@ std::string quoted_names(const std::vector<std::string>& names) {
 
 // The file columns of the targets named in `options` (in that order) and of the features (the others, in file
 // order). InvalidArgument naming a missing or repeated target, or a file left with no feature.
-std::pair<std::vector<std::size_t>, std::vector<std::size_t>>
-split_columns(const std::vector<std::string>& header, const std::vector<std::string>& targets,
-              const std::string& file, std::string_view caller) {
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_columns(const std::vector<std::string>& header,
+                                                                            const std::vector<std::string>& targets,
+                                                                            const std::string& file,
+                                                                            std::string_view caller) {
     std::vector<std::size_t> target_index;
     std::set<std::size_t> is_target;
     for (const auto& name : targets) {
@@ -36,19 +38,25 @@ split_columns(const std::vector<std::string>& header, const std::vector<std::str
     return {std::move(target_index), std::move(feature_index)};
 }
 
-
 TargetColumns::TargetColumns(const std::vector<std::string>& header, std::vector<std::size_t> columns,
-                             std::size_t max_classes, std::string origin)
+                             std::size_t max_classes, std::string origin,
+                             const std::vector<std::string>& class_columns)
     : m_header(header), m_origin(std::move(origin)), m_max_classes(max_classes) {
+    for (const auto& name : class_columns)
+        BRAIN_CHECK_ARG(
+            std::any_of(columns.begin(), columns.end(), [&](std::size_t c) { return header[c] == name; }),
+            "Dataset::from_csv: class column ", quote_excerpt(name),
+            " is not one of the target columns; name it as a target too");
     for (const std::size_t c : columns) {
         Column column(max_classes);
         column.file_column = c;
+        column.labels = std::find(class_columns.begin(), class_columns.end(), header[c]) != class_columns.end();
         m_columns.push_back(std::move(column));
     }
 }
 
 std::vector<std::vector<std::vector<std::uint32_t>>> TargetColumns::add(const Region& region,
-                                                                         std::uint64_t first_line) {
+                                                                        std::uint64_t first_line) {
     const auto& pieces = region.pieces();
     std::vector<std::vector<std::vector<std::uint32_t>>> merged(pieces.size());
     std::uint64_t line = first_line;
@@ -59,6 +67,7 @@ std::vector<std::vector<std::vector<std::uint32_t>>> TargetColumns::add(const Re
             Column& column = m_columns[t];
             const PieceTarget& seen = piece.targets[t];
             column.labels = column.labels || seen.labels;
+            column.text = column.text || seen.labels;
             if (seen.not_finite && !column.not_finite) {
                 column.not_finite = seen.not_finite;
                 column.not_finite_line = line;
@@ -98,6 +107,35 @@ void TargetColumns::finish(std::uint64_t rows) {
         if (!column.labels && column.not_finite) raise(*column.not_finite, m_origin, column.not_finite_line);
     for (Column& column : m_columns) {
         if (!column.labels) continue;
+        if (!column.text) {
+            // A class column of numbers: one class per value, in numeric order, named by the value's first cell
+            // (the merged labels are in file order), so "1" and "1.0" are one class.
+            if (column.not_finite) raise(*column.not_finite, m_origin, column.not_finite_line);
+            const auto& labels = column.merge.labels();
+            std::map<float, std::uint32_t> value_class;
+            std::vector<float> value_of(labels.size());
+            for (std::size_t id = 0; id < labels.size(); ++id) {
+                const float v = parse_number(labels[id]).value;
+                value_of[id] = v == 0.0f ? 0.0f : v; // -0 and 0 are one class
+                value_class.emplace(value_of[id], static_cast<std::uint32_t>(id));
+            }
+            if (value_class.size() < 2)
+                BRAIN_THROW(ErrorCode::InvalidData, m_origin, ": target ", label(column), " holds only one class, ",
+                            quote_excerpt(labels.front()), ", in its ", rows,
+                            " rows; a classifier needs at least two classes: check the file or choose another "
+                            "target column");
+            std::map<float, std::uint32_t> position_of;
+            for (const auto& [value, first_id] : value_class) {
+                position_of.emplace(value, static_cast<std::uint32_t>(column.sorted.size()));
+                column.sorted.push_back(labels[first_id]);
+            }
+            column.position.resize(labels.size());
+            for (std::size_t id = 0; id < labels.size(); ++id) {
+                column.position[id] = position_of.at(value_of[id]);
+                column.index.emplace(labels[id], column.position[id]);
+            }
+            continue;
+        }
         column.position = column.merge.sorted_positions();
         column.sorted.assign(column.merge.labels().size(), std::string());
         for (std::size_t id = 0; id < column.position.size(); ++id)

@@ -25,9 +25,10 @@ split_columns(const std::vector<std::string>& header, const std::vector<std::str
 
 class TargetColumns {
 public:
-    // `columns`: the file columns of the targets, in the order asked for.
+    // `columns`: the file columns of the targets, in the order asked for; `class_columns`: the names of those read
+    // as class labels even when every cell is a number (classes ordered by value, each named as its first cell).
     TargetColumns(const std::vector<std::string>& header, std::vector<std::size_t> columns, std::size_t max_classes,
-                  std::string origin);
+                  std::string origin, const std::vector<std::string>& class_columns = {});
 
     // Folds in a parsed region whose first line is `first_line`. Returns, per piece and target, each piece label
     // id's merged id (for label_ids written by that region's parse).
@@ -55,6 +56,7 @@ private:
     struct Column {
         std::size_t file_column = 0;
         bool labels = false;
+        bool text = false; // a cell that is not a number was seen
         std::optional<Fault> not_finite;
         std::uint64_t not_finite_line = 0; // the absolute line where not_finite's scan began
         LabelMerge merge;

@@ -68,7 +68,7 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     region.parse(csv::RowOutputs{features.data(), numbers.data(), label_ids.data(), nullptr, nullptr},
                  header.data_line, file, progress);
 
-    csv::TargetColumns targets(header.names, target_index, options.limits.max_classes, file);
+    csv::TargetColumns targets(header.names, target_index, options.limits.max_classes, file, options.class_columns);
     const auto merged = targets.add(region, header.data_line);
     targets.finish(rows);
 

@@ -155,9 +155,20 @@ Evaluation Network::evaluate(const Dataset& data) const {
     const std::size_t rows = data.size(), k = output_size();
     const auto activation = static_cast<int32_t>(m_layers.back().activation);
     const bool classifier = is_classifier();
+    // One label per row: a softmax output, or a single sigmoid unit (classes 0 and 1). Several sigmoid units are
+    // independent labels, for which only the accuracy of the argmax is reported.
+    const bool single_label = classifier && (k == 1 || m_layers.back().activation == Activation::Softmax);
     std::vector<float> delta(k);
     double total = 0.0;
     std::size_t correct = 0;
+    std::vector<std::size_t> truth, predicted;
+    Matrix outputs;
+    if (single_label) {
+        truth.reserve(rows);
+        predicted.reserve(rows);
+    } else if (!classifier) {
+        outputs = Matrix(rows, k);
+    }
     for (std::size_t begin = 0; begin < rows; begin += kChunkRows) {
         const std::size_t end = std::min(rows, begin + kChunkRows);
         Matrix z;
@@ -168,17 +179,35 @@ Evaluation Network::evaluate(const Dataset& data) const {
             // batch = all rows: the same normalisation as one full-batch training epoch.
             total += math::loss_row(static_cast<int32_t>(m_loss), activation, detail::kLeakyReluSlope,
                                     z.row(i).data(), a.row(i).data(), t, delta.data(), k, rows);
-            if (!classifier) continue;
-            if (k == 1)
-                correct += ((a(i, 0) >= 0.5f) == (t[0] >= 0.5f)) ? 1 : 0;
-            else
-                correct += argmax(a.row(i)) == argmax(t_all.row(begin + i)) ? 1 : 0;
+            if (!classifier) {
+                std::copy_n(a.row(i).data(), k, outputs.row(begin + i).data());
+                continue;
+            }
+            const std::size_t want = k == 1 ? (t[0] >= 0.5f ? 1 : 0) : argmax(t_all.row(begin + i));
+            const std::size_t got = k == 1 ? (a(i, 0) >= 0.5f ? 1 : 0) : argmax(a.row(i));
+            correct += want == got ? 1 : 0;
+            if (single_label) {
+                truth.push_back(want);
+                predicted.push_back(got);
+            }
         }
     }
     Evaluation result;
     result.loss = static_cast<float>(total);
     if (classifier) {
         result.accuracy = static_cast<float>(static_cast<double>(correct) / static_cast<double>(rows));
+    }
+    if (single_label) {
+        const std::size_t classes = k == 1 ? 2 : k;
+        std::vector<std::string> labels = m_class_labels;
+        if (labels.size() != classes) {
+            labels.clear();
+            for (std::size_t c = 0; c < classes; ++c) labels.push_back(std::to_string(c));
+        }
+        result.classification = classification_metrics(truth, predicted, std::move(labels));
+    } else if (!classifier) {
+        result.regression = regression_metrics(
+            t_all, outputs, m_target_names.size() == k ? m_target_names : std::vector<std::string>{});
     }
     return result;
 }

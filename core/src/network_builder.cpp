@@ -104,7 +104,9 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
         return violation("/layers/" + std::to_string(last) + "/outputs",
                          "a softmax output layer needs >= 2 units "
                          "(one per class), found ",
-                         out.outputs, "; use a single sigmoid unit for two classes");
+                         out.outputs,
+                         "; use a single sigmoid unit for two classes, or, for a column of class numbers, read it "
+                         "as classes (CsvOptions::class_columns; the brain command's --classes COLUMN)");
 
     if (!known(optimizer.kind))
         return violation("/optimizer/kind", "unknown optimizer kind ", static_cast<int>(optimizer.kind),

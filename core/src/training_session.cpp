@@ -14,6 +14,28 @@
 
 namespace brain {
 
+namespace {
+
+// Per-step rates need both the entry and its capability bit (a plugin without a capabilities entry offers no
+// feature of ABI 1.2).
+bool offers_step_learning_rates(const detail::Plugin& plugin) {
+    const brain_plugin_api& api = plugin.api();
+    if (!api.session_set_step_learning_rates || !api.capabilities) return false;
+    brain_capabilities caps{};
+    caps.struct_size = sizeof(caps);
+    if (brain_error* error = api.capabilities(&caps)) {
+        api.error_destroy(error);
+        return false;
+    }
+    return (caps.features & BRAIN_FEATURE_STEP_LEARNING_RATES) != 0;
+}
+
+bool all_equal(std::span<const float> rates, float value) {
+    return std::all_of(rates.begin(), rates.end(), [value](float r) { return r == value; });
+}
+
+} // namespace
+
 struct TrainingSession::Impl {
     std::shared_ptr<detail::Plugin> plugin;
     brain_session* session = nullptr;
@@ -22,6 +44,12 @@ struct TrainingSession::Impl {
     std::size_t state_count = 0;
     std::uint64_t first_epoch = 0;
     std::uint64_t epochs_done = 0;
+    std::uint64_t batches = 0;    // optimizer steps per epoch
+    std::uint32_t run_epochs = 0; // the TrainConfig's epochs: a schedule's default horizon
+    float base_rate = 0.0f;       // the network's learning rate
+    float rate = 0.0f;            // the rate in effect
+    bool step_rates = false;      // the plugin takes per-step rates
+    std::optional<LearningRateSchedule> schedule;
     std::string closed_reason = "the session was closed";
     std::unique_ptr<detail::StreamReader> reader; // a streamed data set's rows; outlives the plugin's session
 
@@ -64,6 +92,13 @@ struct TrainingSession::Impl {
         session = nullptr;
     }
 
+    // "backend "cpu" (its plugin built against ABI 1.2)" for messages.
+    std::string who() const {
+        const auto& record = plugin->record();
+        return "backend \"" + backend.plugin_name() + "\" (its plugin built against ABI " +
+               std::to_string(record.abi_major) + "." + std::to_string(record.abi_minor) + ")";
+    }
+
     void require_open() const {
         BRAIN_CHECK(session, ErrorCode::InvalidState, "training session on ", backend.describe(),
                     " is not usable: ", closed_reason, "; open a new TrainingSession");
@@ -96,6 +131,11 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
     m_impl->resolve(network);
     SessionDescriptor desc(network, data, config, m_impl->backend);
     m_impl->open(network, desc);
+    m_impl->batches = (data.size() + config.batch_size - 1) / config.batch_size;
+    m_impl->run_epochs = config.epochs;
+    m_impl->base_rate = network.optimizer().learning_rate;
+    m_impl->rate = m_impl->base_rate;
+    m_impl->step_rates = offers_step_learning_rates(*m_impl->plugin);
 }
 
 TrainingSession::TrainingSession(const Network& network, const StreamingDataset& data, const TrainConfig& config,
@@ -117,6 +157,11 @@ TrainingSession::TrainingSession(const Network& network, const StreamingDataset&
     m_impl->resolve(network);
     SessionDescriptor desc(network, *m_impl->reader->source(), config, m_impl->backend);
     m_impl->open(network, desc);
+    m_impl->batches = (data.size() + config.batch_size - 1) / config.batch_size;
+    m_impl->run_epochs = config.epochs;
+    m_impl->base_rate = network.optimizer().learning_rate;
+    m_impl->rate = m_impl->base_rate;
+    m_impl->step_rates = offers_step_learning_rates(*m_impl->plugin);
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -126,6 +171,7 @@ TrainingSession& TrainingSession::operator=(TrainingSession&&) noexcept = defaul
 float TrainingSession::train_epoch() {
     BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
     m_impl->require_open();
+    if (m_impl->schedule) apply_rates(m_impl->schedule->next_epoch_rates());
     float loss = 0.0f;
     m_impl->call(m_impl->plugin->api().session_train_epoch(m_impl->session, &loss), "train_epoch");
     if (!std::isfinite(loss)) {
@@ -136,7 +182,88 @@ float TrainingSession::train_epoch() {
                     "); lower the learning rate or check the data for extreme values");
     }
     ++m_impl->epochs_done;
+    if (m_impl->schedule) m_impl->schedule->finish_epoch();
     return loss;
+}
+
+void TrainingSession::apply_rates(std::span<const float> rates) {
+    Impl& impl = *m_impl;
+    if (all_equal(rates, impl.rate)) return; // nothing changes: no call, nothing moved
+    if (impl.step_rates) {
+        set_step_learning_rates(rates);
+        return;
+    }
+    BRAIN_CHECK(
+        all_equal(rates, rates.front()), ErrorCode::Unsupported, impl.who(),
+        " cannot follow the learning-rate schedule ", impl.schedule->to_string(),
+        ": its rate changes within epoch ", impl.first_epoch + impl.epochs_done,
+        ", which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
+        "STEP_LEARNING_RATES); rebuild the plugin against this SDK or use a schedule that is constant within "
+        "each epoch (constant, step, exponential, plateau)");
+    set_learning_rate(rates.front());
+}
+
+void TrainingSession::set_step_learning_rates(std::span<const float> rates) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    Impl& impl = *m_impl;
+    BRAIN_CHECK_ARG(rates.size() == impl.batches, "set_step_learning_rates: expected ", impl.batches,
+                    " rates (one per batch of the next epoch), found ", rates.size());
+    for (std::size_t i = 0; i < rates.size(); ++i)
+        BRAIN_CHECK_ARG(std::isfinite(rates[i]) && rates[i] > 0.0f, "set_step_learning_rates: rate ", i, " is ",
+                        rates[i], "; every rate must be a finite number above 0");
+    impl.require_open();
+    BRAIN_CHECK(impl.step_rates, ErrorCode::Unsupported, impl.who(),
+                " does not take per-step learning rates (session_set_step_learning_rates arrived in ABI 1.2 with "
+                "the capability STEP_LEARNING_RATES); rebuild the plugin against this SDK, or set one rate per "
+                "epoch with set_learning_rate");
+    impl.call(impl.plugin->api().session_set_step_learning_rates(impl.session, rates.data(), rates.size()),
+              "set_step_learning_rates");
+    impl.rate = rates.back();
+}
+
+bool TrainingSession::supports_step_learning_rates() const noexcept {
+    return m_impl && m_impl->step_rates;
+}
+
+void TrainingSession::set_schedule(LearningRateSchedule schedule) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    Impl& impl = *m_impl;
+    impl.require_open();
+    schedule.start(impl.base_rate, impl.batches, impl.run_epochs);
+    const bool fixed = schedule.kind() == LearningRateSchedule::Kind::Constant &&
+                       schedule.warmup_epochs() == 0.0f && schedule.state().base_rate == impl.rate;
+    if (!fixed && !impl.step_rates) {
+        BRAIN_CHECK(
+            !schedule.varies_within_epoch(), ErrorCode::Unsupported, impl.who(),
+            " cannot follow the learning-rate schedule ", schedule.to_string(),
+            ": its rate changes from step to step within an epoch (", impl.batches,
+            " steps), which needs per-step rates (session_set_step_learning_rates, ABI 1.2, capability "
+            "STEP_LEARNING_RATES) that this plugin does not offer; rebuild the plugin against this SDK or use "
+            "a schedule that is constant within each epoch (constant, step, exponential, plateau)");
+        BRAIN_CHECK(impl.plugin->api().session_set_learning_rate, ErrorCode::Unsupported, impl.who(),
+                    " cannot follow the learning-rate schedule ", schedule.to_string(),
+                    ": it cannot change the learning rate within a session at all (session_set_learning_rate "
+                    "arrived in ABI 1.1); rebuild the plugin against this SDK, or train at a fixed rate");
+    }
+    impl.schedule = std::move(schedule);
+}
+
+const std::optional<LearningRateSchedule>& TrainingSession::schedule() const noexcept {
+    static const std::optional<LearningRateSchedule> none;
+    return m_impl ? m_impl->schedule : none;
+}
+
+void TrainingSession::report_metric(double value) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    if (m_impl->schedule) m_impl->schedule->observe(value);
+}
+
+float TrainingSession::learning_rate() const noexcept {
+    return m_impl ? m_impl->rate : 0.0f;
+}
+
+std::uint64_t TrainingSession::batches_per_epoch() const noexcept {
+    return m_impl ? m_impl->batches : 0;
 }
 
 void TrainingSession::set_learning_rate(float learning_rate) {
@@ -152,6 +279,7 @@ void TrainingSession::set_learning_rate(float learning_rate) {
                 " (session_set_learning_rate arrived in ABI 1.1) or does not offer it; rebuild the plugin against "
                 "this SDK, or open a new session from a network built with the new rate");
     m_impl->call(api.session_set_learning_rate(m_impl->session, learning_rate), "set_learning_rate");
+    m_impl->rate = learning_rate;
 }
 
 Checkpoint TrainingSession::checkpoint() {

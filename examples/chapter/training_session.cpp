@@ -1,6 +1,7 @@
-// Chapter 11.6: keeping the device warm between epochs. A TrainingSession trains epoch by epoch; the weights
-// stay on the device and come back (checkpoint) only when the loss improved, which is also when best.json is
-// saved; training stops early after --patience epochs without improvement.
+// Chapter 11.6 with chapter 7's early stopping: one TrainingSession keeps the device warm for the whole run (fit
+// opens it once), the weights come back to the host only when the loss improved, which is also when best.json is
+// saved, and training stops after --patience epochs without improvement, ending with the best epoch's weights.
+// The chapter's hand-written loop is two callbacks here: EarlyStopping and ModelCheckpoint.
 //   training_session [--backend cuda:0] [--budget 8192] [--epochs 50] [--patience 5] [--out best.json]
 #include "example_support.hpp"
 #include "synthetic.hpp"
@@ -8,11 +9,13 @@
 #include <brain/brain.hpp>
 #include <cstdio>
 #include <iostream>
-#include <limits>
+#include <memory>
 
 int main(int argc, char** argv) {
-    CLI::App app{"Chapter 11.6: a TrainingSession with per-epoch early stopping and best-model checkpoints. "
-                 "Our library has a CPU session too, so --backend cpu runs the same loop without a GPU."};
+    CLI::App app{
+        "Chapter 11.6: one TrainingSession for a whole run with early stopping and best-model checkpoints "
+        "(the EarlyStopping and ModelCheckpoint callbacks). Our library has a CPU session too, so --backend "
+        "cpu runs the same run without a GPU."};
     brain::examples::ExampleOptions options;
     std::uint32_t patience = 5;
     std::size_t rows = 8192;
@@ -28,49 +31,41 @@ int main(int argc, char** argv) {
         const brain::Dataset data = brain::app::make_regression(rows, 16, 2024);
         brain::Network model = brain::examples::chapter_network(16);
 
-        const brain::TrainConfig one_epoch{1, 256, true, 7};
         const auto backend = brain::TrainingBackend::parse(options.backend, options.budget_mib);
 
-        std::optional<brain::TrainingSession> opened;
+        // Chapter 7's pattern: checkpoint on improvement, stop on patience.
+        brain::EarlyStoppingOptions stopping;
+        stopping.monitor = "loss";
+        stopping.patience = patience;
+        auto early = std::make_shared<brain::EarlyStopping>(stopping);
+        auto best = std::make_shared<brain::ModelCheckpoint>(brain::ModelCheckpointOptions{
+            out, 1, true, "loss", brain::MonitorMode::Min, false /* the model file */, {}});
+        brain::FitOptions fit;
+        fit.callbacks = {early, best};
+        fit.on_epoch_end = [&](brain::FitContext& context) {
+            char line[96];
+            std::snprintf(line, sizeof line, "epoch %llu: loss %.6f",
+                          static_cast<unsigned long long>(context.epoch() - 1),
+                          static_cast<double>(context.loss()));
+            std::cout << line; // only this float crossed back
+            if (!best->written().empty() && early->best_epoch() == context.epoch())
+                std::cout << "  (improved: checkpointed, saved " << out << ")";
+            std::cout << "\n";
+        };
+
+        brain::FitReport report;
         try {
-            opened.emplace(model, data, one_epoch, backend);
+            report = model.fit_with_backend(data, brain::TrainConfig{options.epochs, 256, true, 7}, backend, fit);
         } catch (const brain::Error& e) {
             return brain::examples::explain_backend_error(
-                e, backend,
-                "no session was opened; run with --backend cpu to see the same loop on the CPU session");
+                e, backend, "no session was opened; run with --backend cpu to see the same run on the CPU session");
         }
-        brain::TrainingSession& session = *opened;
-
-        float best = std::numeric_limits<float>::infinity();
-        std::uint32_t best_epoch = 0;
-        std::uint32_t checkpoints = 0;
-        std::uint32_t epochs_run = 0;
-        for (std::uint32_t epoch = 0; epoch < options.epochs; ++epoch) {
-            const float loss = session.train_epoch(); // only this float crosses back
-            ++epochs_run;
-            char line[96];
-            std::snprintf(line, sizeof line, "epoch %u: loss %.6f", epoch, static_cast<double>(loss));
-            std::cout << line;
-
-            if (loss < best) {
-                best = loss;
-                best_epoch = epoch;
-                const brain::Checkpoint checkpoint = session.checkpoint(); // the copy back to the host
-                model.restore_checkpoint(checkpoint);
-                model.save_json(out);
-                ++checkpoints;
-                std::cout << "  (improved: checkpointed, saved " << out << ")";
-            }
-            std::cout << "\n";
-            if (epoch - best_epoch >= patience) {
-                std::cout << "early stop: no improvement for " << patience << " epochs\n";
-                break;
-            }
-        }
-
-        std::cout << session.stats() << "\n";
-        std::printf("best loss %.6f at epoch %u; %u checkpoints in %u epochs; best model in %s\n",
-                    static_cast<double>(best), best_epoch, checkpoints, epochs_run, out.c_str());
+        if (!report.stop_reason.empty()) std::cout << report.stop_reason << "\n";
+        std::cout << report.stats << "\n";
+        std::printf("best loss %.6f at epoch %llu; %llu checkpoints in %zu epochs; best model in %s\n",
+                    early->best_value().value_or(0.0),
+                    static_cast<unsigned long long>(early->best_epoch().value_or(1) - 1),
+                    static_cast<unsigned long long>(report.weight_copies), report.epoch_losses.size(), out.c_str());
         return 0;
     });
 }

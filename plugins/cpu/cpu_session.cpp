@@ -330,6 +330,7 @@ float CpuSession::train_epoch() {
         std::uint64_t batch = 0;
         for (std::size_t begin = 0; begin < rows; begin += batch_size, ++batch) {
             const std::size_t n = std::min(batch_size, rows - begin);
+            if (!m_step_rates.empty()) m_plan.optimizer.learning_rate = m_step_rates[batch];
             const double loss = forward_and_loss(epoch, begin, n);
             if (!std::isfinite(loss))
                 fail(BRAIN_ERR_NUMERICAL, "epoch ", epoch, ", batch ", batch, ": the training loss became ", loss,
@@ -347,6 +348,7 @@ float CpuSession::train_epoch() {
                  plan.optimizer.learning_rate, ") or standardise the data");
         }
         m_counters.count_epoch();
+        m_step_rates.clear(); // the last rate stays in the plan
         return static_cast<float>(weighted / static_cast<double>(rows));
     } catch (const std::exception& e) {
         // Half an epoch has been applied: the weights are no longer a state anyone asked for.
@@ -383,6 +385,20 @@ void CpuSession::set_learning_rate(float learning_rate) {
     if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))
         fail(BRAIN_ERR_INVALID_ARGUMENT, "the learning rate must be finite and > 0; got ", learning_rate);
     m_plan.optimizer.learning_rate = learning_rate;
+    m_step_rates.clear();
+}
+
+void CpuSession::set_step_learning_rates(const float* rates, std::uint64_t count) {
+    require_usable("take learning rates");
+    const std::uint64_t batches = (m_plan.rows + m_plan.config.batch_size - 1) / m_plan.config.batch_size;
+    if (count != batches)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates: expected ", batches,
+             " rates (one per batch of the next epoch), got ", count);
+    for (std::uint64_t i = 0; i < count; ++i)
+        if (!std::isfinite(rates[i]) || !(rates[i] > 0.0f))
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates: rate ", i,
+                 " must be finite and > 0; got ", rates[i]);
+    m_step_rates.assign(rates, rates + count);
 }
 
 } // namespace brain::cpu

@@ -50,6 +50,8 @@ public:
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);
     // Use `learning_rate` from the next optimizer step on (the CPU reads it at every step).
     void set_learning_rate(float learning_rate);
+    // The rates of the next epoch's steps, one per batch (ABI 1.2); the last stays in effect afterwards.
+    void set_step_learning_rates(const float* rates, std::uint64_t count);
     // The counters' figures; the data set copy counts as resident, nothing moves between devices.
     brain_session_stats stats() const noexcept;
 
@@ -89,6 +91,7 @@ private:
     std::vector<HostBuffer> m_delta; // per layer dL/dz
     std::uint64_t m_step = 0;
     std::uint64_t m_first_epoch = 0;
+    std::vector<float> m_step_rates; // the next epoch's rate per batch; empty: the plan's rate throughout
     sdk::SessionCounters m_counters;
     std::string m_failure; // why the session became unusable; empty while usable
 };

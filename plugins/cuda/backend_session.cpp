@@ -38,6 +38,13 @@ void BackendSession::set_learning_rate(float learning_rate) {
         m_single->set_learning_rate(learning_rate);
 }
 
+void BackendSession::set_step_learning_rates(const float* rates, std::uint64_t count) {
+    if (m_parallel)
+        m_parallel->set_step_learning_rates(rates, count);
+    else
+        m_single->set_step_learning_rates(rates, count);
+}
+
 void BackendSession::checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                                 std::uint64_t optimizer_state_count, std::uint64_t* out_step) {
     if (m_parallel)

@@ -121,6 +121,7 @@ void CudaSession::allocate_tensors(std::uint64_t cublas_workspace) {
         m_delta.push_back(m_allocator.allocate(bytes, MemoryKind::Tensor, name + " deltas"));
     }
     m_row_loss = m_allocator.allocate(4ull * b, MemoryKind::Workspace, "the per-row losses");
+    m_rates = m_allocator.allocate(4ull * plan.batch_count(), MemoryKind::Workspace, "the steps' learning rates");
     if (cublas_workspace)
         m_workspace = m_allocator.allocate(cublas_workspace, MemoryKind::Workspace, "the cuBLAS workspace");
 
@@ -158,6 +159,8 @@ void CudaSession::upload_state(const brain_session_desc& desc) {
     check_cuda(cudaMemcpyAsync(m_scalars.get(), &scalars, sizeof scalars, cudaMemcpyHostToDevice, stream),
                "uploading the scalar block");
     m_counters.moved_to_device(4ull * (plan.parameter_count + plan.state_count) + sizeof scalars);
+    m_host_rates.assign(plan.batch_count(), plan.optimizer.learning_rate);
+    upload_rates();
     // The descriptor's pointers are borrowed: the copies must be done before session_open returns.
     check_cuda(cudaStreamSynchronize(stream), "uploading the session's data");
 }
@@ -174,6 +177,13 @@ float CudaSession::train_epoch() {
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     cudaStream_t stream = m_stream.get();
     try {
+        // Rates given for one epoch only give way to the last of them (the ABI's rule), uploaded before the launch.
+        if (!m_rates_fresh && !m_rates_uniform) {
+            std::fill(m_host_rates.begin(), m_host_rates.end(), m_host_rates.back());
+            m_rates_uniform = true;
+            upload_rates();
+        }
+        m_rates_fresh = false;
         if (!m_resident)
             run_staged_epoch();
         else if (m_fused)
@@ -204,9 +214,46 @@ void CudaSession::set_learning_rate(float learning_rate) {
     if (!std::isfinite(learning_rate) || !(learning_rate > 0.0f))
         fail(BRAIN_ERR_INVALID_ARGUMENT,
              "the learning rate must be finite and > 0; got " + std::to_string(learning_rate));
+    require_usable("change the learning rate");
+    check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     m_plan.optimizer.learning_rate = learning_rate;
-    // The rate is a kernel argument baked into the captured epoch; the next epoch captures a new graph.
-    m_graph.reset();
+    std::fill(m_host_rates.begin(), m_host_rates.end(), learning_rate);
+    m_rates_uniform = true;
+    m_rates_fresh = false;
+    upload_rates();
+}
+
+void CudaSession::set_step_learning_rates(const float* rates, std::uint64_t count) {
+    require_usable("take learning rates");
+    if (count != m_plan.batch_count())
+        fail(BRAIN_ERR_INVALID_ARGUMENT,
+             "session_set_step_learning_rates: expected " + std::to_string(m_plan.batch_count()) +
+                 " rates (one per batch of the next epoch), got " + std::to_string(count));
+    for (std::uint64_t i = 0; i < count; ++i)
+        if (!std::isfinite(rates[i]) || !(rates[i] > 0.0f))
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "session_set_step_learning_rates: rate " + std::to_string(i) +
+                                                 " must be finite and > 0; got " + std::to_string(rates[i]));
+    check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
+    m_host_rates.assign(rates, rates + count);
+    m_rates_uniform = std::all_of(rates, rates + count, [&](float r) { return r == rates[0]; });
+    m_rates_fresh = true;
+    m_plan.optimizer.learning_rate = rates[count - 1];
+    upload_rates();
+}
+
+void CudaSession::upload_rates() {
+    // From pageable memory: the call returns once the bytes are staged, so the vector may change afterwards; the
+    // stream orders the copy before the next epoch's launch.
+    const std::uint64_t bytes = 4ull * m_host_rates.size();
+    try {
+        check_cuda(
+            cudaMemcpyAsync(m_rates.get(), m_host_rates.data(), bytes, cudaMemcpyHostToDevice, m_stream.get()),
+            "uploading the steps' learning rates");
+    } catch (const sdk::Failure& failure) {
+        m_failure = failure.what();
+        throw;
+    }
+    m_counters.moved_to_device(bytes);
 }
 
 } // namespace brain::cuda

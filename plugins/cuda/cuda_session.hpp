@@ -40,8 +40,12 @@ public:
 
     // One epoch; returns the sample-weighted mean loss, the only value read back. NUMERICAL on NaN/inf.
     float train_epoch();
-    // Use `learning_rate` from the next optimizer step on (the captured epoch graph is re-captured).
+    // Use `learning_rate` from the next optimizer step on: every entry of the device's rate array (every epoch path
+    // reads each step's rate there, so nothing is re-captured or re-launched differently).
     void set_learning_rate(float learning_rate);
+    // The rates of the next epoch's steps, one per batch (ABI 1.2), copied to the device's rate array before the
+    // epoch's launch; afterwards the last one stays in effect.
+    void set_step_learning_rates(const float* rates, std::uint64_t count);
     // Copy parameters, optimizer state and the step count to the host (the only copy of the weights back).
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);
@@ -73,6 +77,7 @@ private:
     void require_usable(const char* operation) const;
     void allocate_tensors(std::uint64_t cublas_workspace);
     void upload_state(const brain_session_desc& desc);
+    void upload_rates(); // m_host_rates to m_rates, on the stream
     // session_data.cpp
     void upload_data_set(const brain_session_desc& desc);
     // A second device slot for staged batches and the copy stream, when the budget's spare bytes hold them.
@@ -118,6 +123,10 @@ private:
     DeviceBuffer m_x, m_t; // the batch's inputs and targets (gathered or staged)
     std::vector<DeviceBuffer> m_z, m_a, m_delta;
     DeviceBuffer m_row_loss, m_workspace;               // kernel scratch and the cuBLAS workspace
+    DeviceBuffer m_rates;                               // the epoch's learning rate per step (batch)
+    std::vector<float> m_host_rates;                    // what m_rates holds
+    bool m_rates_uniform = true;                        // every step of m_host_rates has the same rate
+    bool m_rates_fresh = false;                         // set for the next epoch only (set_step_learning_rates)
     DeviceBuffer m_features, m_targets, m_perm;         // the resident data set
     std::vector<float> m_host_features, m_host_targets; // the staged data set
     PinnedBuffer m_result;                              // the 4-byte read-back of the epoch's loss

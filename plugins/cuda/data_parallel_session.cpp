@@ -421,6 +421,11 @@ void DataParallelSession::set_learning_rate(float learning_rate) {
     for (Device& d : m_devices) d.session->set_learning_rate(learning_rate);
 }
 
+void DataParallelSession::set_step_learning_rates(const float* rates, std::uint64_t count) {
+    // Every device takes the same steps (its share of each global batch), so each gets the same rates.
+    for (Device& d : m_devices) d.session->set_step_learning_rates(rates, count);
+}
+
 void DataParallelSession::checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                                      std::uint64_t optimizer_state_count, std::uint64_t* out_step) {
     require_usable("take a checkpoint");

@@ -35,6 +35,7 @@ public:
 
     float train_epoch();
     void set_learning_rate(float learning_rate);
+    void set_step_learning_rates(const float* rates, std::uint64_t count);
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
                     std::uint64_t optimizer_state_count, std::uint64_t* out_step);
     brain_session_stats stats() const noexcept;

@@ -61,7 +61,8 @@ std::uint64_t DevicePlan::tensor_bytes(std::size_t b) const noexcept {
 }
 
 std::uint64_t DevicePlan::scratch_bytes(std::size_t b) const noexcept {
-    return charged_bytes(4ull * b);
+    const std::uint64_t steps = b == 0 ? 0 : (rows + b - 1) / b;
+    return charged_bytes(4ull * b) + charged_bytes(4ull * steps);
 }
 
 std::uint64_t DevicePlan::dataset_bytes() const noexcept {

@@ -34,7 +34,8 @@ struct DevicePlan : sdk::SessionPlan {
     // targets, per hidden layer bf16 a (and z where kept), the output layer's float32 z, a and delta, and the bf16
     // delta buffers as wide as the widest layer.
     std::uint64_t tensor_bytes(std::size_t batch_rows) const noexcept;
-    // Workspace the kernels need besides cuBLAS's: the per-row losses of a batch.
+    // Workspace the kernels need besides cuBLAS's: the per-row losses of a batch and the learning rate of each of
+    // an epoch's steps (batches of `batch_rows` rows).
     std::uint64_t scratch_bytes(std::size_t batch_rows) const noexcept;
     // Device bytes of the resident data set: features, targets and the epoch's permutation.
     std::uint64_t dataset_bytes() const noexcept;

@@ -61,8 +61,8 @@ typedef struct brain_fused_epoch_args {
     uint32_t layer_count;
     uint32_t batch_size;
     int32_t loss;
-    int32_t optimizer; /* BRAIN_OPT_* */
-    float learning_rate;
+    int32_t optimizer;  /* BRAIN_OPT_* */
+    const float* rates; /* the epoch's learning rate per step (batch), set before each launch */
     float beta1;
     float beta2;
     float epsilon;

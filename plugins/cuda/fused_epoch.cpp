@@ -120,6 +120,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     a.epsilon = plan.optimizer.epsilon;
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
+    a.rates = m_rates.floats(); // the epoch's rate per step (set_learning_rate and set_step_learning_rates fill it)
     // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
     // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
     // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
@@ -144,8 +145,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
 
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
-    // The one argument that changes during a session (set_learning_rate).
-    args.learning_rate = m_plan.optimizer.learning_rate;
     void* params[] = {&args};
     check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[Kernel::FusedEpoch]),
                                            dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),

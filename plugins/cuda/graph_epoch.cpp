@@ -170,8 +170,8 @@ void CudaSession::enqueue_optimizer(unsigned rows, int batch) {
     auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
     const brain_optimizer_desc& opt = plan.optimizer;
     launch(k, Kernel::FinishBatch, dim3(1), dim3(threads_per_block), stream, scalars,
-           static_cast<const float*>(m_row_loss.floats()), rows, batch, opt.learning_rate, opt.beta1, opt.beta2,
-           opt.weight_decay, static_cast<int>(opt.kind == BRAIN_OPT_ADAMW));
+           static_cast<const float*>(m_row_loss.floats()), rows, batch, static_cast<const float*>(m_rates.floats()),
+           opt.beta1, opt.beta2, opt.weight_decay, static_cast<int>(opt.kind == BRAIN_OPT_ADAMW));
     // Mixed precision: every device parameter of the padded layout (its padding stays zero), and the bf16 copy of
     // each new value written in the same pass.
     const DeviceU64 n = plan.device_parameter_count();
@@ -179,8 +179,8 @@ void CudaSession::enqueue_optimizer(unsigned rows, int batch) {
     const dim3 grid(elementwise_blocks(n));
     if (opt.kind == BRAIN_OPT_SGD) {
         launch(k, Kernel::SgdUpdate, grid, dim3(threads_per_block), stream, m_params.floats(),
-               static_cast<const float*>(m_grads.floats()), m_state.floats(), n, opt.learning_rate, opt.momentum,
-               scalars, batch, params16);
+               static_cast<const float*>(m_grads.floats()), m_state.floats(), n,
+               static_cast<const float*>(m_rates.floats()), opt.momentum, scalars, batch, params16);
     } else {
         launch(k, Kernel::AdamUpdate, grid, dim3(threads_per_block), stream, m_params.floats(),
                static_cast<const float*>(m_grads.floats()), m_state.floats(), m_state.floats() + n, n, opt.beta1,

@@ -55,6 +55,7 @@ void CudaSession::allocate_mixed_tensors(std::uint64_t cublas_workspace) {
     for (std::size_t i = 0; i < plan.mixed_delta_buffers(); ++i)
         m_delta16[i] = m_allocator.allocate(2ull * b * plan.widest_layer(), MemoryKind::Tensor, "the bf16 deltas");
     m_row_loss = m_allocator.allocate(4ull * b, MemoryKind::Workspace, "the per-row losses");
+    m_rates = m_allocator.allocate(4ull * plan.batch_count(), MemoryKind::Workspace, "the steps' learning rates");
     if (cublas_workspace)
         m_workspace = m_allocator.allocate(cublas_workspace, MemoryKind::Workspace, "the cuBLASLt workspace");
 }

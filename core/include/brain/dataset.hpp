@@ -35,6 +35,9 @@ struct CsvOptions {
     std::vector<std::string> target_columns; // by header name; at least one
     char delimiter = ',';
     InputLimits limits; // file size, columns, cell length and classes
+    // Target columns read as class labels even when every cell is a number (digits 0-9, codes): one-hot encoded,
+    // one output per distinct value. Each must also be in target_columns.
+    std::vector<std::string> class_columns{};
     // Called on the loading thread about every quarter second while rows are parsed; empty: no reports.
     std::function<void(const LoadProgress&)> progress;
 };
@@ -55,10 +58,11 @@ public:
     Dataset(Matrix features, Matrix targets);
     // From a CSV file, under CsvTable's rules and limits, parsed on every core straight into the matrices (a
     // regular file is memory-mapped; the peak is the data set plus a few MiB per core). Numeric target columns are
-    // used as they are; a target column with any non-numeric cell is a class label, one-hot encoded (labels sorted
-    // byte-wise), with at least two and at most limits.max_classes classes. Errors name the file, line and column
-    // (the first defect in the file); a data set larger than the host memory available is AllocationFailed before
-    // it is allocated.
+    // used as they are; a target column with any non-numeric cell, or named in class_columns, is a class label,
+    // one-hot encoded, with at least two and at most limits.max_classes classes. Text labels are sorted byte-wise; a
+    // class column of numbers is sorted by value, cells of equal value ("1", "1.0") being one class named as its
+    // first cell reads. Errors name the file, line and column (the first defect in the file); a data set larger than
+    // the host memory available is AllocationFailed before it is allocated.
     static Dataset from_csv(const std::filesystem::path& path, const CsvOptions& options);
 
     // From two NumPy .npy files of the same number of rows (load_npy's rules: any plain numeric dtype, every value

@@ -5,6 +5,8 @@
 #include <brain/dataset.hpp>
 #include <brain/export.hpp>
 #include <brain/matrix.hpp>
+#include <brain/metrics.hpp>
+#include <brain/schedule.hpp>
 #include <brain/stats.hpp>
 #include <brain/types.hpp>
 #include <cstdint>
@@ -35,18 +37,20 @@ struct Checkpoint {
     std::uint64_t epochs_trained = 0; // epochs the session had run when the checkpoint was taken
 };
 
-// Loss and, for classifiers, accuracy over a data set.
-struct Evaluation {
-    float loss = 0.0f;
-    std::optional<float> accuracy; // classifiers (sigmoid or softmax output)
-};
-
 // What fit / fit_with_backend did.
 struct FitReport {
     std::vector<float> epoch_losses;
     std::vector<float> validation_losses; // when a validation set was given
     AcceleratorStats stats;
+    std::vector<float> learning_rates;            // per epoch: the rate of its last step
+    std::optional<LearningRateSchedule> schedule; // the schedule and its state after the run (to continue it)
+    std::string stop_reason;                      // why a callback stopped training early; empty if none did
+    std::optional<std::uint64_t> restored_epoch;  // the epoch whose weights the network ends with, when a callback
+                                                  // (EarlyStopping) restored an earlier epoch's
+    std::uint64_t weight_copies = 0;              // copies of the weights from the backend (checkpoints) it took
 };
+
+struct FitOptions;
 
 // A dense network with its weights, optimizer state and (optionally) input standardisation. Copyable: copies
 // are independent. Not thread-safe for mutation; const member functions may run concurrently.
@@ -82,6 +86,10 @@ public:
     // keeps its previous weights. Never falls back to another backend.
     FitReport fit_with_backend(const Dataset& data, const TrainConfig& config, const TrainingBackend& backend,
                                const Dataset* validation = nullptr);
+    // The same with a validation set, a learning-rate schedule, callbacks or a run to resume (callbacks.hpp).
+    FitReport fit(const Dataset& data, const TrainConfig& config, const FitOptions& options);
+    FitReport fit_with_backend(const Dataset& data, const TrainConfig& config, const TrainingBackend& backend,
+                               const FitOptions& options);
 
     // Outputs for raw input rows (the network's standardisation is applied). Runs on the host; needs no plugin.
     // Throws InvalidData for a non-finite input and NumericalError naming the row whose output is not finite.
@@ -93,7 +101,8 @@ public:
     Matrix predict_with_backend(const Matrix& inputs, const TrainingBackend& backend) const;
     // For classifiers: the predicted class index of each row (argmax; a single sigmoid output thresholds 0.5).
     std::vector<std::size_t> predict_classes(const Matrix& inputs) const;
-    // Loss (the training loss) and accuracy for classifiers over a data set.
+    // Loss (the training loss) over a data set; for classifiers also accuracy, per-class precision, recall and F1,
+    // their macro and weighted averages and the confusion matrix; for regressors RMSE, MAE and R^2 per output.
     Evaluation evaluate(const Dataset& data) const;
 
     // Adopt a session's checkpoint; its sizes must match this network.

@@ -201,6 +201,7 @@ float Session::train_epoch() {
     for (std::size_t first = 0; first < rows; first += batch) {
         const std::size_t n = std::min(batch, rows - first);
         if (defect == Defect::DropsShortBatch && n < batch) break;
+        if (!m_step_rates.empty()) m_plan.optimizer.learning_rate = m_step_rates[first / batch];
         for (std::size_t r = 0; r < n; ++r) {
             const std::size_t p = first + r;
             const std::size_t row =
@@ -217,6 +218,7 @@ float Session::train_epoch() {
     }
     ++m_epoch;
     m_counters.count_epoch();
+    m_step_rates.clear(); // the last rate stays in the plan
     const float loss = static_cast<float>(total / static_cast<double>(rows));
     if (!std::isfinite(loss) || !all_finite(m_params)) {
         m_failed = true;
@@ -245,6 +247,17 @@ void Session::set_learning_rate(float learning_rate) {
     if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate))
         fail(BRAIN_ERR_INVALID_ARGUMENT, "learning rate ", learning_rate, " must be finite and positive");
     m_plan.optimizer.learning_rate = learning_rate;
+    m_step_rates.clear();
+}
+
+void Session::set_step_learning_rates(const float* rates, std::uint64_t count) {
+    const std::uint64_t batches = (m_plan.rows + m_plan.config.batch_size - 1) / m_plan.config.batch_size;
+    if (count != batches)
+        fail(BRAIN_ERR_INVALID_ARGUMENT, "expected ", batches, " learning rates (one per batch), got ", count);
+    for (std::uint64_t i = 0; i < count; ++i)
+        if (!(rates[i] > 0.0f) || !std::isfinite(rates[i]))
+            fail(BRAIN_ERR_INVALID_ARGUMENT, "learning rate ", i, " is ", rates[i], "; it must be finite and positive");
+    m_step_rates.assign(rates, rates + count);
 }
 
 brain_session_stats Session::stats() const noexcept {

@@ -58,6 +58,8 @@ public:
                     std::uint64_t* out_step);
     // Use `learning_rate` from the next optimizer step on (the ABI 1.1 entry; absent from a 1.0 build's table).
     void set_learning_rate(float learning_rate);
+    // The rates of the next epoch's steps, one per batch (the ABI 1.2 entry; unused by a 1.0 or 1.1 build).
+    void set_step_learning_rates(const float* rates, std::uint64_t count);
     // Measured figures.
     brain_session_stats stats() const noexcept;
 
@@ -73,6 +75,7 @@ private:
     std::vector<float> m_x, m_t; // the gathered batch
     std::vector<std::vector<float>> m_z, m_a, m_delta;
     std::uint64_t m_step = 0, m_epoch = 0;
+    std::vector<float> m_step_rates; // the next epoch's rate per batch; empty: the plan's rate throughout
     bool m_failed = false; // after a numerical failure the session refuses further work
 };
 

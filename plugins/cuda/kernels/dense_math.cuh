@@ -232,6 +232,20 @@ static __device__ void adam_coefficients(brain_u64 t, float learning_rate, float
     *decay = decoupled ? 1.0f - learning_rate * weight_decay : 1.0f;
 }
 
+// The per-step coefficients the fused epoch kernels keep in a table: Adam's (adam_coefficients); for SGD, which has
+// no bias correction, the step's learning rate in the first and ones in the others.
+static __device__ void step_coefficients(brain_u64 t, float learning_rate, int optimizer, float beta1, float beta2,
+                                         float weight_decay, float* first, float* second, float* third) {
+    if (optimizer == BRAIN_OPT_SGD) {
+        *first = learning_rate;
+        *second = 1.0f;
+        *third = 1.0f;
+        return;
+    }
+    adam_coefficients(t, learning_rate, beta1, beta2, weight_decay, optimizer == BRAIN_OPT_ADAMW, first, second,
+                      third);
+}
+
 // PyTorch SGD for one parameter, on values: v = momentum v + g; returns p - lr v.
 static __device__ __forceinline__ float sgd_value(float p, float g, float& v, float learning_rate, float momentum) {
     v = momentum * v + g;

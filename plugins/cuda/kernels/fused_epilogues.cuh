@@ -61,11 +61,11 @@ struct FusedGemm {
     unsigned head_tiles = 0;
 };
 
-// What every phase needs: the arguments, this step's batch and optimizer coefficients.
+// What every phase needs: the arguments, this step's batch and optimizer coefficients (step_coefficients).
 struct FusedContext {
     const brain_fused_epoch_args* args;
     int batch;
-    float step_size;
+    float step_size; // Adam: lr / (1 - beta1^t); SGD: the step's learning rate
     float bc2_sqrt;
     float decay;
 #if BRAIN_FUSED_FOLDED_HEAD
@@ -118,7 +118,7 @@ static __device__ __forceinline__ void fused_update(const FusedContext& c, brain
                                                     float v) {
     const brain_fused_epoch_args& a = *c.args;
     if (a.optimizer == BRAIN_OPT_SGD) {
-        p = sgd_value(p, g, m, a.learning_rate, a.momentum);
+        p = sgd_value(p, g, m, c.step_size, a.momentum);
     } else {
         p = adam_value(p, g, m, v, a.beta1, a.beta2, a.epsilon, c.step_size, c.bc2_sqrt, c.decay);
         a.state_v[i] = v;

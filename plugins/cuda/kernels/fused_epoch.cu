@@ -357,7 +357,7 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     __shared__ __align__(16) TileShared sh;
-    __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // step size, sqrt(bias correction 2), decay per step
+    __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // per step: step_coefficients (the rate for SGD)
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
     // of making a dependent round trip to global memory per element.
     __shared__ uint32_t batch_rows[BRAIN_FUSED_MAX_BATCH];
@@ -399,13 +399,13 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         profile_stamp(args, b, slot);
         if (args.perm)
             for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) batch_rows[r] = args.perm[start + r];
-        // The optimizer's coefficients, every BRAIN_FUSED_THREADS steps (once per epoch in the benchmark's
-        // configs): a step per thread, all at once, instead of one thread at each step's start while the block
-        // waits.
+        // The optimizer's coefficients from each step's learning rate, every BRAIN_FUSED_THREADS steps (once per
+        // epoch in the benchmark's configs): a step per thread, all at once, instead of one thread at each step's
+        // start while the block waits.
         const unsigned entry = (unsigned)(b % BRAIN_FUSED_THREADS);
         if (entry == 0 && b + threadIdx.x < batches)
-            adam_coefficients(step0 + b + threadIdx.x + 1, args.learning_rate, args.beta1, args.beta2,
-                              args.weight_decay, args.optimizer == BRAIN_OPT_ADAMW, &coefficients[0][threadIdx.x],
+            step_coefficients(step0 + b + threadIdx.x + 1, args.rates[b + threadIdx.x], args.optimizer, args.beta1,
+                              args.beta2, args.weight_decay, &coefficients[0][threadIdx.x],
                               &coefficients[1][threadIdx.x], &coefficients[2][threadIdx.x]);
         __syncthreads();
         c.step_size = coefficients[0][entry];

@@ -126,14 +126,15 @@ extern "C" __global__ void brain_column_sums(const float* delta, float* db, unsi
 // ---------------------------------------------------------------------------------------------------------------
 // Loss bookkeeping and optimizer.
 
-// One block of 256 threads: the batch loss, the step count and this step's Adam coefficients.
+// One block of 256 threads: the batch loss, the step count and this step's Adam coefficients from its learning rate
+// (rates[batch]: the epoch's rates stay in device memory, so a new rate needs no new graph).
 extern "C" __global__ void brain_finish_batch(brain_cuda_scalars* s, const float* row_loss, unsigned rows,
-                                              int batch, float learning_rate, float beta1, float beta2,
+                                              int batch, const float* rates, float beta1, float beta2,
                                               float weight_decay, int decoupled) {
     add_batch_loss(s, row_loss, rows, batch);
     if (threadIdx.x != 0) return;
     const brain_u64 t = ++s->step;
-    adam_coefficients(t, learning_rate, beta1, beta2, weight_decay, decoupled, &s->step_size,
+    adam_coefficients(t, rates[batch], beta1, beta2, weight_decay, decoupled, &s->step_size,
                       &s->bias_correction2_sqrt, &s->decay);
 }
 
@@ -159,10 +160,11 @@ static __device__ __forceinline__ float adam_element(float* p, float g, float* m
     return pi;
 }
 
-// PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v. With p16 (mixed
-// precision), the bf16 copy of each new parameter too.
-extern "C" __global__ void brain_sgd_update(float* p, const float* g, float* v, brain_u64 n, float learning_rate,
+// PyTorch SGD over every parameter at once (one flat array): v = momentum v + g; p -= lr v, lr = rates[batch]. With
+// p16 (mixed precision), the bf16 copy of each new parameter too.
+extern "C" __global__ void brain_sgd_update(float* p, const float* g, float* v, brain_u64 n, const float* rates,
                                             float momentum, brain_cuda_scalars* s, int batch, brain_bf16* p16) {
+    const float learning_rate = rates[batch];
     bool bad = false;
     for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n;
          i += (brain_u64)gridDim.x * blockDim.x) {
