@@ -18,10 +18,18 @@ void bind_types(py::module_& m);
 void bind_data(py::module_& m);
 // NetworkBuilder, LayerSpec, Network (predict, evaluate, save/load), Evaluation, Predictor.
 void bind_network(py::module_& m);
-// fit / fit_with_backend, FitReport, Checkpoint, AcceleratorStats, TrainingSession.
+// FitReport, Checkpoint, AcceleratorStats, TrainingSession.
 void bind_training(py::module_& m);
 // Dataset.from_npy / from_npz / save_npz, load_npy, save_npy, StreamOptions, StreamingDataset (after bind_data).
 void bind_files(py::module_& m);
+// LearningRateSchedule, PlateauOptions, ScheduleState, MonitorMode.
+void bind_schedule(py::module_& m);
+// ClassScores, ClassificationMetrics, RegressionMetrics and Evaluation's metrics (after bind_network).
+void bind_metrics(py::module_& m);
+// Callback (extensible from Python), FitContext, EarlyStopping, ModelCheckpoint, TrainingCheckpoint.
+void bind_callbacks(py::module_& m);
+// Network.fit / fit_with_backend with FitOptions (after bind_callbacks and bind_schedule).
+void bind_fit(py::module_& m);
 // Network.save_onnx / load_onnx, save_safetensors / load_safetensors, set_optimizer.
 void bind_interop(py::module_& m);
 // accelerator_doctor, AcceleratorReport, the memory estimates, plugins and their load records.

@@ -9,8 +9,12 @@ PYBIND11_MODULE(_brain, m) {
     brain::python::bind_types(m);
     brain::python::bind_data(m);
     brain::python::bind_files(m);
+    brain::python::bind_schedule(m);
     brain::python::bind_network(m);
+    brain::python::bind_metrics(m);
     brain::python::bind_training(m);
+    brain::python::bind_callbacks(m);
+    brain::python::bind_fit(m);
     brain::python::bind_interop(m);
     brain::python::bind_devices(m);
 }

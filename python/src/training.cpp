@@ -1,7 +1,5 @@
-// Training from Python: Network.fit / fit_with_backend, FitReport, Checkpoint, AcceleratorStats and
-// TrainingSession. The GIL is released while the backend works; between epochs it is taken back to run Python's
-// signal handlers, so Ctrl-C (KeyboardInterrupt) stops training after the epoch in progress, with the network
-// holding the weights of the last epoch that completed.
+// Training from Python: FitReport, Checkpoint, AcceleratorStats and TrainingSession (fit itself is in fit.cpp).
+// The GIL is released while the backend works.
 #include "bindings.hpp"
 
 #include <pybind11/chrono.h>
@@ -13,64 +11,6 @@
 
 namespace brain::python {
 namespace {
-
-// Record `data`'s metadata in `network` as Network::fit does: a data set without standardisation leaves the
-// network's own in place.
-void adopt_metadata(Network& network, const Dataset& data) {
-    if (data.standardization() || !network.standardization()) {
-        network.adopt_dataset_metadata(data);
-        return;
-    }
-    Dataset metadata = data.slice(0, data.size() ? 1 : 0);
-    metadata.set_standardization(network.standardization());
-    network.adopt_dataset_metadata(metadata);
-}
-
-// True when a Python signal handler raised (KeyboardInterrupt for Ctrl-C); the exception stays set.
-bool python_signal_raised() {
-    py::gil_scoped_acquire acquire;
-    return PyErr_CheckSignals() != 0;
-}
-
-// Network::fit_with_backend, epoch by epoch on one session, checking Python's signals between epochs. On an
-// interrupt the network keeps the weights of the last completed epoch and the signal's exception is raised.
-FitReport fit_interruptible(Network& network, const Dataset& data, const TrainConfig& config,
-                            const TrainingBackend& backend, const Dataset* validation) {
-    if (config.epochs == 0) throw Error(ErrorCode::InvalidArgument, "epochs is 0; expected at least 1");
-    Network trained = network;
-    FitReport report;
-    bool interrupted = false;
-    {
-        py::gil_scoped_release release;
-        TrainingSession session(trained, data, config, backend);
-        report.epoch_losses.reserve(config.epochs);
-        for (std::uint32_t epoch = 0; epoch < config.epochs && !interrupted; ++epoch) {
-            report.epoch_losses.push_back(session.train_epoch());
-            if (validation) {
-                Network snapshot = trained;
-                snapshot.restore_checkpoint(session.checkpoint());
-                adopt_metadata(snapshot, data);
-                report.validation_losses.push_back(snapshot.evaluate(*validation).loss);
-            }
-            interrupted = python_signal_raised();
-        }
-        trained.restore_checkpoint(session.checkpoint());
-        report.stats = session.stats();
-    }
-    adopt_metadata(trained, data);
-    network = std::move(trained);
-    if (interrupted) throw py::error_already_set();
-    return report;
-}
-
-std::optional<Dataset> optional_dataset(const py::handle& validation, const char* what) {
-    if (validation.is_none()) return std::nullopt;
-    if (py::isinstance<py::tuple>(validation) && py::len(validation) == 2) {
-        auto pair = validation.cast<py::tuple>();
-        return to_dataset(pair[0], pair[1], what);
-    }
-    return to_dataset(validation, py::none(), what);
-}
 
 TrainConfig config_or_default(const std::optional<TrainConfig>& config) { return config ? *config : TrainConfig{}; }
 
@@ -107,34 +47,13 @@ void bind_training(py::module_& m) {
     py::class_<FitReport>(m, "FitReport", "What fit / fit_with_backend did.")
         .def_readonly("epoch_losses", &FitReport::epoch_losses)
         .def_readonly("validation_losses", &FitReport::validation_losses)
-        .def_readonly("stats", &FitReport::stats);
-
-    auto network = py::reinterpret_borrow<py::class_<Network>>(m.attr("Network"));
-    network.def(
-        "fit",
-        [](Network& n, const py::handle& data, const py::handle& targets, std::optional<TrainConfig> config,
-           const py::handle& validation) {
-            const Dataset d = to_dataset(data, targets, "fit");
-            const auto v = optional_dataset(validation, "fit: validation");
-            return fit_interruptible(n, d, config_or_default(config), TrainingBackend::cpu(), v ? &*v : nullptr);
-        },
-        py::arg("data"), py::arg("targets") = py::none(), py::kw_only(), py::arg("config") = py::none(),
-        py::arg("validation") = py::none(),
-        "Train on the CPU plugin: fit_with_backend(data, targets, backend=TrainingBackend.cpu()).");
-    network.def(
-        "fit_with_backend",
-        [](Network& n, const py::handle& data, const py::handle& targets, std::optional<TrainConfig> config,
-           const TrainingBackend& backend, const py::handle& validation) {
-            const Dataset d = to_dataset(data, targets, "fit_with_backend");
-            const auto v = optional_dataset(validation, "fit_with_backend: validation");
-            return fit_interruptible(n, d, config_or_default(config), backend, v ? &*v : nullptr);
-        },
-        py::arg("data"), py::arg("targets") = py::none(), py::kw_only(), py::arg("config") = py::none(),
-        py::arg("backend"), py::arg("validation") = py::none(),
-        "Train on `backend` (data: a Dataset, or features with targets; validation: a Dataset or a (features, "
-        "targets) pair). The GIL is released while the backend trains. The weights change only when the run "
-        "succeeds or is interrupted (Ctrl-C: after the epoch in progress, keeping that epoch's weights, then "
-        "KeyboardInterrupt). Never falls back to another backend.");
+        .def_readonly("stats", &FitReport::stats)
+        .def_readonly("learning_rates", &FitReport::learning_rates, "Per epoch: the rate of its last step.")
+        .def_readonly("schedule", &FitReport::schedule, "The schedule and its state after the run (to continue it).")
+        .def_readonly("stop_reason", &FitReport::stop_reason, "Why a callback stopped training; empty if none did.")
+        .def_readonly("restored_epoch", &FitReport::restored_epoch,
+                      "The epoch whose weights the network ends with, when a callback restored an earlier one.")
+        .def_readonly("weight_copies", &FitReport::weight_copies);
 
     py::class_<TrainingSession>(m, "TrainingSession",
                                 "A training run held open on one backend (device context, weights and data "
@@ -160,6 +79,21 @@ void bind_training(py::module_& m) {
              "Train one epoch on the device; returns its mean loss.")
         .def("set_learning_rate", &TrainingSession::set_learning_rate, py::arg("learning_rate"),
              py::call_guard<py::gil_scoped_release>(), "Use this rate from the next optimizer step on.")
+        .def(
+            "set_step_learning_rates",
+            [](TrainingSession& s, std::vector<float> rates) {
+                py::gil_scoped_release release;
+                s.set_step_learning_rates(rates);
+            },
+            py::arg("rates"), "Rates for the next epoch's optimizer steps, one per batch.")
+        .def_property_readonly("supports_step_learning_rates", &TrainingSession::supports_step_learning_rates)
+        .def("set_schedule", &TrainingSession::set_schedule, py::arg("schedule"),
+             "Follow a LearningRateSchedule from the next epoch on.")
+        .def_property_readonly("schedule", &TrainingSession::schedule)
+        .def("report_metric", &TrainingSession::report_metric, py::arg("value"),
+             "The monitored value of the epoch just trained (reduce-on-plateau).")
+        .def_property_readonly("learning_rate", &TrainingSession::learning_rate)
+        .def_property_readonly("batches_per_epoch", &TrainingSession::batches_per_epoch)
         .def("checkpoint", &TrainingSession::checkpoint, py::call_guard<py::gil_scoped_release>(),
              "Copy weights and optimizer state to the host (Network.restore_checkpoint adopts them).")
         .def("stats", &TrainingSession::stats, "What the session did so far, measured by the backend.")
