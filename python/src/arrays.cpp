@@ -1,0 +1,83 @@
+// NumPy <-> brain::Matrix. brain::Matrix owns its storage, so data coming in is copied once into it (after a
+// conversion to C-contiguous float32 when the array is not already that); data going out is never copied: the
+// returned array views the Matrix, which the array keeps alive.
+#include "bindings.hpp"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace brain::python {
+
+Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column) {
+    if (py::isinstance<Matrix>(obj)) return obj.cast<Matrix>();
+    if (obj.is_none())
+        throw Error(ErrorCode::InvalidArgument, std::string(what) + " is None; expected a 2-D array of numbers");
+    py::array_t<float, py::array::c_style | py::array::forcecast> array;
+    try {
+        array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(obj);
+    } catch (py::error_already_set&) {
+        array = {};
+    }
+    if (!array)
+        throw Error(ErrorCode::InvalidArgument, std::string(what) + ": expected a 2-D array of numbers, found " +
+                                                    std::string(py::str(py::type::of(obj))) +
+                                                    " that does not convert to float32");
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    if (array.ndim() == 2) {
+        rows = static_cast<std::size_t>(array.shape(0));
+        cols = static_cast<std::size_t>(array.shape(1));
+    } else if (array.ndim() == 1) {
+        const auto n = static_cast<std::size_t>(array.shape(0));
+        rows = vector_is_column ? n : 1;
+        cols = vector_is_column ? 1 : n;
+    } else {
+        throw Error(ErrorCode::InvalidArgument, std::string(what) + ": expected a 2-D array (rows x columns), found " +
+                                                    std::to_string(array.ndim()) + " dimensions");
+    }
+    Matrix out(rows, cols);
+    if (rows * cols > 0) std::memcpy(out.data().data(), array.data(), rows * cols * sizeof(float));
+    return out;
+}
+
+MatrixArg::MatrixArg(const py::handle& obj, const char* what, bool vector_is_column) {
+    if (py::isinstance<Matrix>(obj)) {
+        m_matrix = &obj.cast<const Matrix&>();
+    } else {
+        m_owned = to_matrix(obj, what, vector_is_column);
+        m_matrix = &m_owned;
+    }
+}
+
+py::array_t<float> to_array(Matrix&& matrix) {
+    auto owned = std::make_unique<Matrix>(std::move(matrix));
+    const Matrix* raw = owned.get();
+    py::capsule owner(owned.release(), [](void* p) { delete static_cast<Matrix*>(p); });
+    return view_array(raw->data().data(), raw->rows(), raw->cols(), owner);
+}
+
+py::array_t<float> view_array(const float* data, std::size_t rows, std::size_t cols, const py::handle& owner) {
+    const auto r = static_cast<py::ssize_t>(rows);
+    const auto c = static_cast<py::ssize_t>(cols);
+    const auto item = static_cast<py::ssize_t>(sizeof(float));
+    return py::array_t<float>({r, c}, {c * item, item}, data, owner);
+}
+
+Dataset to_dataset(const py::handle& data, const py::handle& targets, const char* what) {
+    if (py::isinstance<Dataset>(data)) {
+        if (!targets.is_none())
+            throw Error(ErrorCode::InvalidArgument, std::string(what) +
+                                                        ": targets were given with a brain.Dataset, which has its own; "
+                                                        "pass either a Dataset or (features, targets)");
+        return data.cast<Dataset>();
+    }
+    if (targets.is_none())
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string(what) + ": features were given without targets; pass fit(x, y) or a brain.Dataset");
+    Matrix x = to_matrix(data, "features", false);
+    Matrix y = to_matrix(targets, "targets", true);
+    return Dataset(std::move(x), std::move(y));
+}
+
+} // namespace brain::python

@@ -1,0 +1,180 @@
+// Callbacks: FitContext, the Callback base that Python classes extend, EarlyStopping and ModelCheckpoint. fit runs
+// without the GIL; every call into Python code takes it back first. A KeyboardInterrupt raised in a callback stops
+// training after the epoch (FitContext.stop_training) instead of abandoning the run, so the network keeps that
+// epoch's weights; fit raises it once training has ended.
+#include "bindings.hpp"
+#include "fit_interrupt.hpp"
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <memory>
+#include <string>
+
+namespace brain::python {
+namespace {
+
+// A Callback whose hooks may be Python methods. The GIL is taken before Python is looked up or called.
+class PyCallback : public Callback {
+public:
+    using Callback::Callback;
+
+    void on_train_begin(FitContext& context) override { dispatch("on_train_begin", context); }
+    void on_epoch_end(FitContext& context) override { dispatch("on_epoch_end", context); }
+    void on_train_end(FitContext& context) override { dispatch("on_train_end", context); }
+
+    std::string state_key() const override {
+        py::gil_scoped_acquire gil;
+        PYBIND11_OVERRIDE(std::string, Callback, state_key, );
+    }
+    CallbackState save_state() const override {
+        py::gil_scoped_acquire gil;
+        PYBIND11_OVERRIDE(CallbackState, Callback, save_state, );
+    }
+    void restore_state(const CallbackState& state) override {
+        py::gil_scoped_acquire gil;
+        PYBIND11_OVERRIDE(void, Callback, restore_state, state);
+    }
+
+private:
+    void dispatch(const char* name, FitContext& context) {
+        py::gil_scoped_acquire gil;
+        py::function override = py::get_override(static_cast<const Callback*>(this), name);
+        if (!override) return;
+        try {
+            override(py::cast(&context, py::return_value_policy::reference));
+        } catch (py::error_already_set& error) {
+            if (!capture_interrupt(error, context)) throw;
+        }
+    }
+};
+
+} // namespace
+
+void bind_callbacks(py::module_& m) {
+    py::class_<CallbackState>(m, "CallbackState", "A callback's state in a resumable checkpoint.")
+        .def(py::init<>())
+        .def_readwrite("integers", &CallbackState::integers)
+        .def_readwrite("floats", &CallbackState::floats);
+
+    py::class_<FitContext>(m, "FitContext",
+                           "What a callback sees during fit; valid only during the callback's call.")
+        .def_property_readonly("epoch", &FitContext::epoch)
+        .def_property_readonly("last_epoch", &FitContext::last_epoch)
+        .def_property_readonly("loss", &FitContext::loss)
+        .def_property_readonly("validation", &FitContext::validation)
+        .def_property_readonly("learning_rate", &FitContext::learning_rate)
+        .def("monitored", &FitContext::monitored, py::arg("name"),
+             "'loss', 'val_loss' or 'val_<metric>'; None when this run has no such value.")
+        .def("require_monitor", &FitContext::require_monitor, py::arg("name"), py::arg("who"))
+        .def("default_monitor", &FitContext::default_monitor)
+        .def(
+            "network", [](FitContext& c) { return Network(c.network()); }, py::call_guard<py::gil_scoped_release>(),
+            "A copy of the network after this epoch (weights copied from the backend once per epoch).")
+        .def("stop_training", &FitContext::stop_training, py::arg("reason"), "Stop after this epoch.")
+        .def_property_readonly("stop_requested", &FitContext::stop_requested)
+        .def("restore_weights", &FitContext::restore_weights, py::arg("weights"), py::arg("epoch"))
+        .def("save_checkpoint", &FitContext::save_checkpoint, py::arg("path"),
+             py::arg("inputs") = std::vector<std::filesystem::path>{},
+             py::call_guard<py::gil_scoped_release>(), "Write a resumable checkpoint of the run after this epoch.");
+
+    py::class_<Callback, PyCallback, std::shared_ptr<Callback>>(
+        m, "Callback",
+        "A hook into fit: subclass it and override on_train_begin, on_epoch_end or on_train_end (each takes a "
+        "FitContext); state_key, save_state and restore_state keep its state in resumable checkpoints.")
+        .def(py::init<>())
+        .def("on_train_begin", &Callback::on_train_begin, py::arg("context"))
+        .def("on_epoch_end", &Callback::on_epoch_end, py::arg("context"))
+        .def("on_train_end", &Callback::on_train_end, py::arg("context"))
+        .def("state_key", &Callback::state_key)
+        .def("save_state", &Callback::save_state)
+        .def("restore_state", &Callback::restore_state, py::arg("state"));
+
+    py::class_<EarlyStoppingOptions>(m, "EarlyStoppingOptions", "EarlyStopping's settings (Keras's).")
+        .def(py::init<>())
+        .def_readwrite("monitor", &EarlyStoppingOptions::monitor)
+        .def_readwrite("mode", &EarlyStoppingOptions::mode)
+        .def_readwrite("patience", &EarlyStoppingOptions::patience)
+        .def_readwrite("min_delta", &EarlyStoppingOptions::min_delta)
+        .def_readwrite("restore_best_weights", &EarlyStoppingOptions::restore_best_weights)
+        .def_readwrite("start_from_epoch", &EarlyStoppingOptions::start_from_epoch);
+
+    py::class_<EarlyStopping, Callback, std::shared_ptr<EarlyStopping>>(
+        m, "EarlyStopping",
+        "Stops training when the monitored quantity has not improved for `patience` epochs and, by default, ends "
+        "with the best epoch's weights.")
+        .def(py::init([](std::string monitor, MonitorMode mode, std::uint32_t patience, double min_delta,
+                         bool restore_best_weights, std::uint32_t start_from_epoch) {
+                 return std::make_shared<EarlyStopping>(EarlyStoppingOptions{
+                     std::move(monitor), mode, patience, min_delta, restore_best_weights, start_from_epoch});
+             }),
+             py::kw_only(), py::arg("monitor") = "", py::arg("mode") = MonitorMode::Auto, py::arg("patience") = 0,
+             py::arg("min_delta") = 0.0, py::arg("restore_best_weights") = true, py::arg("start_from_epoch") = 0)
+        .def_property_readonly("options", &EarlyStopping::options)
+        .def_property_readonly("monitor", &EarlyStopping::monitor)
+        .def_property_readonly("best_epoch", &EarlyStopping::best_epoch)
+        .def_property_readonly("best_value", &EarlyStopping::best_value)
+        .def_property_readonly("stopped_epoch", &EarlyStopping::stopped_epoch)
+        .def_property_readonly("restored_epoch", &EarlyStopping::restored_epoch);
+
+    py::class_<ModelCheckpointOptions>(m, "ModelCheckpointOptions", "ModelCheckpoint's settings (Keras's).")
+        .def(py::init<>())
+        .def_readwrite("path", &ModelCheckpointOptions::path)
+        .def_readwrite("every_epochs", &ModelCheckpointOptions::every_epochs)
+        .def_readwrite("save_best_only", &ModelCheckpointOptions::save_best_only)
+        .def_readwrite("monitor", &ModelCheckpointOptions::monitor)
+        .def_readwrite("mode", &ModelCheckpointOptions::mode)
+        .def_readwrite("resumable", &ModelCheckpointOptions::resumable)
+        .def_readwrite("inputs", &ModelCheckpointOptions::inputs);
+
+    py::class_<ModelCheckpoint, Callback, std::shared_ptr<ModelCheckpoint>>(
+        m, "ModelCheckpoint",
+        "Writes the run (a resumable checkpoint) or the model file at a cadence or on improvement, atomically; "
+        "'{epoch}' in the path is replaced by the epoch number.")
+        .def(py::init([](std::filesystem::path path, std::uint32_t every_epochs, bool save_best_only,
+                         std::string monitor, MonitorMode mode, bool resumable,
+                         std::vector<std::filesystem::path> inputs) {
+                 return std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{
+                     std::move(path), every_epochs, save_best_only, std::move(monitor), mode, resumable,
+                     std::move(inputs)});
+             }),
+             py::arg("path"), py::kw_only(), py::arg("every_epochs") = 1, py::arg("save_best_only") = false,
+             py::arg("monitor") = "", py::arg("mode") = MonitorMode::Auto, py::arg("resumable") = true,
+             py::arg("inputs") = std::vector<std::filesystem::path>{})
+        .def_property_readonly("options", &ModelCheckpoint::options)
+        .def("path_for", &ModelCheckpoint::path_for, py::arg("epoch"))
+        .def_property_readonly("written", &ModelCheckpoint::written);
+
+    py::class_<TrainingCheckpoint>(m, "TrainingCheckpoint",
+                                   "A training run saved so that it continues exactly (fit(..., resume=checkpoint)).")
+        .def(py::init<Network>(), py::arg("network"))
+        .def_readwrite("network", &TrainingCheckpoint::network)
+        .def_readwrite("config", &TrainingCheckpoint::config)
+        .def_readwrite("run_epochs", &TrainingCheckpoint::run_epochs)
+        .def_readwrite("schedule", &TrainingCheckpoint::schedule)
+        .def_readwrite("callbacks", &TrainingCheckpoint::callbacks)
+        .def_readwrite("losses", &TrainingCheckpoint::losses)
+        .def_readwrite("validation_losses", &TrainingCheckpoint::validation_losses)
+        .def_readwrite("learning_rates", &TrainingCheckpoint::learning_rates)
+        .def_readwrite("data_rows", &TrainingCheckpoint::data_rows)
+        .def_readwrite("data_fingerprint", &TrainingCheckpoint::data_fingerprint)
+        .def_readwrite("notes", &TrainingCheckpoint::notes)
+        .def_property_readonly("epochs_trained", &TrainingCheckpoint::epochs_trained)
+        .def("remaining", &TrainingCheckpoint::remaining, "The config with the epochs left of the run.")
+        .def("to_json_string", &TrainingCheckpoint::to_json_string)
+        .def_static("from_json_string", &TrainingCheckpoint::from_json_string, py::arg("text"),
+                    py::arg("origin") = "<string>")
+        .def("save", &TrainingCheckpoint::save, py::arg("path"),
+             py::arg("inputs") = std::vector<std::filesystem::path>{}, py::call_guard<py::gil_scoped_release>())
+        .def_static(
+            "load",
+            [](const std::filesystem::path& path, std::optional<InputLimits> limits) {
+                py::gil_scoped_release release;
+                return TrainingCheckpoint::load(path, limits ? *limits : InputLimits{});
+            },
+            py::arg("path"), py::arg("limits") = py::none());
+    m.def("data_fingerprint", &data_fingerprint, py::arg("data"),
+          "FNV-1a over a data set's raw features and targets (a resumed run checks its rows with it).");
+}
+
+} // namespace brain::python

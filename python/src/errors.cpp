@@ -1,0 +1,78 @@
+// brain::Error as Python exceptions: brain.Error (with .code, a brain.ErrorCode, and .message, the C++ text) and one
+// subclass per ErrorCode, named like it. Codes that mean bad input also derive from the built-in type Python code
+// expects for them (InvalidArgument and InvalidData: ValueError; IoError: OSError; AllocationFailed: MemoryError),
+// so `except ValueError` and scikit-learn's input checks see them as such.
+#include "bindings.hpp"
+
+#include <map>
+#include <string>
+
+namespace brain::python {
+namespace {
+
+// The exception classes by code; created once at import and kept for the life of the interpreter.
+std::map<int, PyObject*>& classes() {
+    static std::map<int, PyObject*> by_code;
+    return by_code;
+}
+
+PyObject* builtin_base(ErrorCode code) {
+    switch (code) {
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::InvalidData: return PyExc_ValueError;
+    case ErrorCode::IoError: return PyExc_OSError;
+    case ErrorCode::AllocationFailed: return PyExc_MemoryError;
+    default: return nullptr;
+    }
+}
+
+} // namespace
+
+void bind_errors(py::module_& m) {
+    py::enum_<ErrorCode> codes(m, "ErrorCode", "Why an operation failed (equal to the plugin ABI's brain_status).");
+    std::size_t count = 0;
+    const ErrorCode* all = all_error_codes(&count);
+    for (std::size_t i = 0; i < count; ++i) codes.value(std::string(to_string(all[i])).c_str(), all[i]);
+    codes.value("MetalFeatureDisabled", ErrorCode::MetalFeatureDisabled);
+
+    PyObject* base = PyErr_NewExceptionWithDoc(
+        "brain.Error",
+        "The library's error: .code (brain.ErrorCode) says why, .message is the library's exact text.",
+        PyExc_Exception, nullptr);
+    if (!base) throw py::error_already_set();
+    m.attr("Error") = py::handle(base);
+    for (std::size_t i = 0; i < count; ++i) {
+        const ErrorCode code = all[i];
+        const std::string name(to_string(code));
+        py::tuple bases = builtin_base(code) ? py::make_tuple(py::handle(base), py::handle(builtin_base(code)))
+                                             : py::make_tuple(py::handle(base));
+        const std::string qualified = "brain." + name;
+        const std::string doc = "brain::Error with code ErrorCode." + name + ".";
+        PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc.c_str(), bases.ptr(), nullptr);
+        if (!cls) throw py::error_already_set();
+        m.attr(name.c_str()) = py::handle(cls);
+        classes()[static_cast<int>(code)] = cls;
+    }
+    // The chapter's name for the Metal backend off Apple systems: the same class as FeatureDisabled.
+    m.attr("MetalFeatureDisabled") = m.attr("FeatureDisabled");
+
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const Error& e) {
+            const auto found = classes().find(static_cast<int>(e.code()));
+            PyObject* cls = found != classes().end() ? found->second : nullptr;
+            if (!cls) {
+                PyErr_SetString(PyExc_RuntimeError, e.what());
+                return;
+            }
+            py::object instance = py::reinterpret_steal<py::object>(PyObject_CallFunction(cls, "s", e.what()));
+            if (!instance) return; // the call set its own error
+            instance.attr("code") = py::cast(e.code());
+            instance.attr("message") = py::str(e.what());
+            PyErr_SetObject(cls, instance.ptr());
+        }
+    });
+}
+
+} // namespace brain::python

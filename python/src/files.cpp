@@ -1,0 +1,111 @@
+// Data on disk: NumPy .npy / .npz files (Dataset.from_npy, from_npz, save_npz; load_npy, save_npy and the .npz
+// feature files) and StreamingDataset, rows read from .npy files in chunks while they train. File access releases
+// the GIL.
+#include "bindings.hpp"
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brain::python {
+namespace {
+
+using Paths = std::vector<std::filesystem::path>;
+
+NpyOptions npy_options(std::vector<std::string> target_columns, const std::optional<InputLimits>& limits) {
+    NpyOptions options;
+    options.target_columns = std::move(target_columns);
+    if (limits) options.limits = *limits;
+    return options;
+}
+
+} // namespace
+
+void bind_files(py::module_& m) {
+    auto dataset = py::reinterpret_borrow<py::class_<Dataset>>(m.attr("Dataset"));
+    dataset
+        .def_static(
+            "from_npy",
+            [](const std::filesystem::path& features, const std::filesystem::path& targets,
+               std::optional<InputLimits> limits) {
+                const NpyOptions options = npy_options({}, limits);
+                py::gil_scoped_release release;
+                return Dataset::from_npy(features, targets, options);
+            },
+            py::arg("features"), py::arg("targets"), py::arg("limits") = py::none(),
+            "From two NumPy .npy files of the same number of rows (any plain numeric dtype, every value finite).")
+        .def_static(
+            "from_npz",
+            [](const std::filesystem::path& path, std::vector<std::string> target_columns,
+               std::optional<InputLimits> limits) {
+                const NpyOptions options = npy_options(std::move(target_columns), limits);
+                py::gil_scoped_release release;
+                return Dataset::from_npz(path, options);
+            },
+            py::arg("path"), py::arg("target_columns") = std::vector<std::string>{}, py::arg("limits") = py::none(),
+            "From a NumPy .npz archive (arrays 'features' and 'targets', optional names and class labels).")
+        .def("save_npz", &Dataset::save_npz, py::arg("path"), py::arg("inputs") = Paths{},
+             py::call_guard<py::gil_scoped_release>(), "Write the data set as an .npz archive, whole or not at all.");
+
+    m.def(
+        "load_npy",
+        [](const std::filesystem::path& path, std::optional<InputLimits> limits) {
+            Matrix out;
+            {
+                py::gil_scoped_release release;
+                out = load_npy(path, limits ? *limits : InputLimits{});
+            }
+            return to_array(std::move(out));
+        },
+        py::arg("path"), py::arg("limits") = py::none(), "A .npy file as a float32 (rows x columns) array.");
+    m.def(
+        "save_npy",
+        [](const std::filesystem::path& path, const py::handle& matrix, const Paths& inputs) {
+            const MatrixArg x(matrix, "matrix", true);
+            py::gil_scoped_release release;
+            save_npy(path, x.get(), inputs);
+        },
+        py::arg("path"), py::arg("matrix"), py::arg("inputs") = Paths{},
+        "Write a matrix as a '<f4' C-order .npy file, whole or not at all.");
+
+    py::class_<StreamOptions>(m, "StreamOptions", "How a StreamingDataset reads and shuffles.")
+        .def(py::init([](std::uint64_t chunk_rows, std::uint32_t window_chunks, std::optional<InputLimits> limits) {
+                 StreamOptions options;
+                 options.chunk_rows = chunk_rows;
+                 options.window_chunks = window_chunks;
+                 if (limits) options.limits = *limits;
+                 return options;
+             }),
+             py::kw_only(), py::arg("chunk_rows") = 8192, py::arg("window_chunks") = 16, py::arg("limits") = py::none())
+        .def_readwrite("chunk_rows", &StreamOptions::chunk_rows)
+        .def_readwrite("window_chunks", &StreamOptions::window_chunks)
+        .def_readwrite("limits", &StreamOptions::limits);
+
+    py::class_<StreamingDataset>(m, "StreamingDataset",
+                                 "Feature and target rows that stay on disk (.npy files), read in chunks while they "
+                                 "train; pass it to TrainingSession.")
+        .def_static("from_npy", &StreamingDataset::from_npy, py::arg("features"), py::arg("targets"),
+                    py::arg("options") = StreamOptions{}, py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("size", &StreamingDataset::size)
+        .def("__len__", &StreamingDataset::size)
+        .def_property_readonly("input_width", &StreamingDataset::input_width)
+        .def_property_readonly("target_width", &StreamingDataset::target_width)
+        .def_property_readonly("feature_names", &StreamingDataset::feature_names)
+        .def_property_readonly("target_names", &StreamingDataset::target_names)
+        .def_property_readonly("options", &StreamingDataset::options)
+        .def(
+            "standardize", [](StreamingDataset& d) -> StreamingDataset& { return d.standardize(); },
+            py::return_value_policy::reference_internal, py::call_guard<py::gil_scoped_release>(),
+            "Per-feature mean and deviation in one pass over the files, attached to the data set.")
+        .def_property("standardization", &StreamingDataset::standardization,
+                      &StreamingDataset::set_standardization)
+        .def("read_rows", &StreamingDataset::read_rows, py::arg("begin"), py::arg("end"),
+             py::call_guard<py::gil_scoped_release>(), "Rows [begin, end) in file order as an in-memory Dataset.")
+        .def_property_readonly("buffer_bytes", &StreamingDataset::buffer_bytes);
+}
+
+} // namespace brain::python

@@ -1,0 +1,183 @@
+"""The C++ API end to end on the CPU plugin: builder, fit, predict, evaluate, sessions, model files, plugins."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import brain
+
+
+def regression_network(seed=3, optimizer=None):
+    builder = brain.Network.builder().input_size(3).dense(16, brain.Activation.Tanh).dense(1, "linear")
+    return builder.optimizer(optimizer or brain.Optimizer.adam(0.01)).seed(seed).build()
+
+
+def test_builder_describes_the_network():
+    net = brain.Network.builder().input_size(4).dense(8, "relu").dense(3, brain.Activation.Softmax).seed(5).build()
+    assert [(l.inputs, l.outputs, l.activation) for l in net.layers] == [
+        (4, 8, brain.Activation.Relu), (8, 3, brain.Activation.Softmax)]
+    assert net.parameter_count == 4 * 8 + 8 + 8 * 3 + 3
+    assert net.loss == brain.Loss.CategoricalCrossEntropy
+    assert net.is_classifier
+    assert net.seed == 5
+    assert net.parameters.shape == (net.parameter_count,)
+
+
+def test_fit_lowers_the_loss_and_predict_matches_evaluate(regression):
+    X, y = regression
+    net = regression_network()
+    before = net.evaluate(X, y).loss
+    report = net.fit(X, y, config=brain.TrainConfig(epochs=60, batch_size=32))
+    assert len(report.epoch_losses) == 60
+    assert report.epoch_losses[-1] < report.epoch_losses[0] / 10
+    assert net.epochs_trained == 60
+    after = net.evaluate(X, y)
+    assert after.loss < before / 10 and after.accuracy is None
+    out = net.predict(X)
+    assert out.shape == (256, 1) and out.dtype == np.float32
+    assert np.mean((out - y) ** 2) == pytest.approx(after.loss, rel=1e-4)
+    assert report.stats.epochs == 60 and report.stats.batches == 60 * 8
+
+
+def test_fit_with_backend_equals_fit_on_the_cpu(regression):
+    X, y = regression
+    a, b = regression_network(), regression_network()
+    config = brain.TrainConfig(epochs=5, batch_size=16, seed=9)
+    la = a.fit(X, y, config=config).epoch_losses
+    lb = b.fit_with_backend(brain.Dataset(X, y), config=config, backend=brain.TrainingBackend.cpu()).epoch_losses
+    assert la == lb
+    np.testing.assert_array_equal(a.parameters, b.parameters)
+
+
+def test_validation_losses_are_reported(regression):
+    X, y = regression
+    net = regression_network()
+    report = net.fit(X[:200], y[:200], config=brain.TrainConfig(epochs=4, batch_size=20),
+                     validation=(X[200:], y[200:]))
+    assert len(report.validation_losses) == 4
+    assert report.validation_losses[-1] == pytest.approx(net.evaluate(X[200:], y[200:]).loss, rel=1e-5)
+
+
+def test_training_session_matches_fit(regression):
+    X, y = regression
+    config = brain.TrainConfig(epochs=3, batch_size=32, seed=1)
+    fitted = regression_network()
+    fitted.fit(X, y, config=config)
+    net = regression_network()
+    with brain.TrainingSession(net, X, y, config=config, backend=brain.TrainingBackend.cpu()) as session:
+        losses = [session.train_epoch() for _ in range(3)]
+        checkpoint = session.checkpoint()
+        assert session.stats().epochs == 3 and session.stats().devices == 1
+        assert [s.epochs for s in session.device_stats()] == [3]
+        assert session.backend.plugin_name == "cpu"
+    assert not session.is_open
+    with pytest.raises(brain.InvalidState):
+        session.train_epoch()
+    net.restore_checkpoint(checkpoint)
+    assert checkpoint.epochs_trained == 3 and len(losses) == 3
+    np.testing.assert_array_equal(net.parameters, fitted.parameters)
+
+
+def test_session_learning_rate_can_change(regression):
+    X, y = regression
+    net = regression_network(optimizer=brain.Optimizer.sgd(0.01))
+    with brain.TrainingSession(net, X, y, config=brain.TrainConfig(epochs=2, batch_size=64)) as session:
+        session.train_epoch()
+        session.set_learning_rate(0.001)
+        assert np.isfinite(session.train_epoch())
+        with pytest.raises(brain.InvalidArgument):
+            session.set_learning_rate(-1.0)
+
+
+def test_classifier_predict_classes_and_accuracy(blobs):
+    X, labels = blobs
+    Y = np.eye(3, dtype=np.float32)[labels]
+    net = brain.Network.builder().input_size(4).dense(16, "relu").dense(3, "softmax").seed(2).build()
+    data = brain.Dataset(X, Y).standardize()
+    net.fit(data, config=brain.TrainConfig(epochs=30, batch_size=32))
+    assert net.standardization is not None
+    result = net.evaluate(data)
+    assert result.accuracy > 0.95
+    assert np.mean(net.predict_classes(X) == labels) == pytest.approx(result.accuracy, abs=1e-6)
+
+
+def test_save_load_copy_and_pickle_round_trip(tmp_path, regression):
+    X, y = regression
+    net = regression_network()
+    net.fit(X, y, config=brain.TrainConfig(epochs=2))
+    path = tmp_path / "model.json"
+    brain.save(net, path)
+    for other in (brain.load(path), brain.Network.load_json(str(path)),
+                  brain.Network.from_json_string(net.to_json_string()), pickle.loads(pickle.dumps(net)),
+                  copy.deepcopy(net)):
+        np.testing.assert_array_equal(other.predict(X), net.predict(X))
+    twin = copy.copy(net)
+    twin.set_parameters(np.zeros(net.parameter_count, dtype=np.float32))
+    assert np.any(net.parameters != 0), "a copy is independent"
+    with pytest.raises(brain.InvalidModelFile) as error:
+        brain.Network.from_json_string("{}", "broken.json")
+    assert "broken.json" in str(error.value)
+    with pytest.raises(brain.IoError, match="same file"):
+        net.save_json(path, inputs=[path])
+
+
+def test_dataset_from_csv_and_split(tmp_path):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,label\n1,2,cat\n2,3,dog\n3,4,cat\n4,5,dog\n")
+    data = brain.Dataset.from_csv(csv, ["label"])
+    assert data.size == 4 and data.class_labels == ["cat", "dog"]
+    assert data.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(data.features[:, 0], [1, 2, 3, 4])
+    train, valid = data.split(0.25, 1)
+    assert (len(train), len(valid)) == (3, 1)
+
+
+def test_estimates_doctor_and_backends():
+    net = brain.Network.builder().input_size(16).dense(256, "relu").dense(1, "linear").build()
+    mib = brain.estimate_tensor_memory_mib(net, 64)
+    assert mib >= 1
+    assert brain.estimate_tensor_memory_bytes(net, 64) <= mib * 1024 * 1024
+    assert brain.estimate_tensor_memory_mib(net, 64, brain.Precision.Bf16) >= 1
+    assert brain.largest_batch_within(net, brain.estimate_tensor_memory_bytes(net, 64)) >= 64
+    assert brain.accelerator_doctor(brain.TrainingBackend.cpu()) is None
+    report = brain.accelerator_doctor(brain.TrainingBackend.cpu(64))
+    assert report.gemm_available and report.total_memory_mib > 0
+    backend = brain.TrainingBackend.parse("cuda:1", 2048).with_precision("bf16")
+    assert (backend.plugin_name, backend.device, backend.memory_budget_mib, backend.precision) == (
+        "cuda", 1, 2048, brain.Precision.Bf16)
+    assert copy.deepcopy(backend).describe() == backend.describe()
+    multi = brain.TrainingBackend.cuda([0, 1], 4096).with_processes(1, 2, "tcp:127.0.0.1:29500")
+    assert (multi.devices, multi.rank, multi.world_size, multi.rendezvous) == ([0, 1], 1, 2, "tcp:127.0.0.1:29500")
+    assert copy.deepcopy(multi).describe() == multi.describe()
+    assert brain.TrainingBackend.cuda_all(1024).all_devices
+
+
+def test_plugins_report_load_records():
+    records = brain.plugins()
+    cpu = [r for r in records if r.name == "cpu"]
+    assert cpu and cpu[0].ok and cpu[0].stage == brain.PluginStage.Ready
+    assert cpu[0].abi_major == 1 and cpu[0].path.name == "libbrain_cpu.so"
+    assert cpu[0].capabilities.runs(brain.Activation.Relu)
+    assert brain.load_plugin("cpu").ok
+    assert any(p.name == "plugins" for p in brain.plugin_search_paths())
+
+
+def test_predictor_on_the_cpu_backend(regression):
+    X, y = regression
+    net = regression_network()
+    with brain.Predictor(net, brain.TrainingBackend.cpu(), max_batch_rows=50) as predictor:
+        assert predictor.batch_rows <= 50
+        np.testing.assert_allclose(predictor.predict(X), net.predict(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(net.predict_with_backend(X, brain.TrainingBackend.cpu()), net.predict(X),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_names_parse_like_the_cli():
+    assert brain.Activation("leaky_relu") == brain.Activation.LeakyRelu
+    assert brain.Loss("mse") == brain.Loss.MeanSquaredError
+    assert brain.Precision("BF16") == brain.Precision.Bf16
+    with pytest.raises(brain.InvalidArgument, match="swish"):
+        brain.Activation("swish")
+    assert brain.version() == brain.__version__

@@ -1,0 +1,63 @@
+"""NumPy in and out: brain.Matrix and Dataset views share memory; outputs view the library's result; other dtypes
+and layouts are converted."""
+
+import numpy as np
+import pytest
+
+import brain
+
+
+def net_2_to_1():
+    return brain.Network.builder().input_size(2).dense(4, "tanh").dense(1, "linear").seed(1).build()
+
+
+def test_numpy_view_of_a_matrix_is_its_storage():
+    m = brain.Matrix(3, 2)
+    view = np.asarray(m)
+    assert view.ctypes.data == m.address, "numpy.asarray(Matrix) must not copy"
+    assert view.dtype == np.float32 and view.shape == (3, 2) and view.flags.c_contiguous
+    view[:] = [[1, 2], [3, 4], [5, 6]]
+    net = net_2_to_1()
+    np.testing.assert_array_equal(net.predict(m), net.predict(view.copy()))
+
+
+def test_prediction_array_views_the_library_result():
+    out = net_2_to_1().predict(np.ones((5, 2), dtype=np.float32))
+    assert not out.flags.owndata, "the result views the library's matrix"
+    assert out.base is not None and out.flags.c_contiguous and out.dtype == np.float32
+    out[0, 0] = 42.0  # writable and owned by the array's base
+    assert out[0, 0] == 42.0
+
+
+def test_dataset_features_are_views_of_its_storage():
+    X = np.arange(8, dtype=np.float32).reshape(4, 2)
+    data = brain.Dataset(X, np.zeros(4, dtype=np.float32))
+    f1, f2 = data.features, data.features
+    assert f1.ctypes.data == f2.ctypes.data, "the same storage each time, no copy"
+    np.testing.assert_array_equal(f1, X)
+    assert data.targets.shape == (4, 1), "a 1-D target array is one column"
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a.astype(np.float64),
+    lambda a: a.astype(np.int32),
+    lambda a: np.asfortranarray(a),
+    lambda a: np.repeat(a, 2, axis=1)[:, ::2],
+    lambda a: a.tolist(),
+])
+def test_other_dtypes_and_layouts_are_converted(make):
+    base = np.array([[5.0, -1.0], [2.0, 3.0], [1.0, 1.0]], dtype=np.float32)
+    net = net_2_to_1()
+    np.testing.assert_array_equal(net.predict(make(base)), net.predict(base))
+
+
+def test_wrong_shapes_are_refused():
+    net = net_2_to_1()
+    with pytest.raises(brain.InvalidArgument, match="expected 2 input columns"):
+        net.predict(np.ones((3, 5), dtype=np.float32))
+    with pytest.raises(brain.InvalidArgument, match="3 dimensions"):
+        net.predict(np.ones((2, 2, 2), dtype=np.float32))
+    with pytest.raises(brain.InvalidArgument, match="does not convert"):
+        net.predict("not numbers")
+    with pytest.raises(brain.InvalidData, match="finite"):
+        net.predict(np.array([[np.nan, 1.0]], dtype=np.float32))
