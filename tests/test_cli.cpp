@@ -1,6 +1,7 @@
 // The brain command and the chapter-11 examples, run as a user runs them: real processes on generated data in
 // a temporary directory, asserting exit statuses, the sentences printed and the files left behind.
 #include "support/catch.hpp"
+#include "support/process.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,17 +26,7 @@ struct CommandResult {
     std::string output; // stdout and stderr, interleaved
 };
 
-// Single-quoted for /bin/sh.
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out += c;
-    }
-    return out + "'";
-}
+using brain::test::shell_quote;
 
 std::string bin(const std::string& program) {
     return shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/" + program);

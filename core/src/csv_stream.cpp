@@ -1,6 +1,7 @@
 // CsvRowStream: csv_region.hpp's two passes over one chunk of the text at a time.
 #include "csv_input.hpp"
 #include "csv_region.hpp"
+#include "csv_targets.hpp"
 #include "parallel.hpp"
 
 #include <brain/csv_stream.hpp>
@@ -9,19 +10,7 @@
 
 namespace brain {
 
-namespace {
-
-std::string quoted_names(const std::vector<std::string>& names, std::size_t limit = 12) {
-    std::string out;
-    for (std::size_t i = 0; i < names.size() && i < limit; ++i) {
-        if (i) out += ", ";
-        out += quote_excerpt(names[i], 40);
-    }
-    if (names.size() > limit) out += ", ... (" + std::to_string(names.size()) + " in all)";
-    return out;
-}
-
-} // namespace
+namespace {} // namespace
 
 struct CsvRowStream::Impl {
     std::string origin;
@@ -58,8 +47,9 @@ CsvRowStream::CsvRowStream(const std::filesystem::path& path, const std::vector<
             index.push_back(c);
     }
     BRAIN_CHECK(missing.empty(), ErrorCode::InvalidData, m_impl->origin, " has no column",
-                missing.size() > 1 ? "s " : " ", quoted_names(missing), " (needed: ", quoted_names(columns),
-                "; the file has ", quoted_names(names), "); add the missing column", missing.size() > 1 ? "s" : "",
+                missing.size() > 1 ? "s " : " ", detail::csv::quoted_names(missing),
+                " (needed: ", detail::csv::quoted_names(columns), "; the file has ",
+                detail::csv::quoted_names(names), "); add the missing column", missing.size() > 1 ? "s" : "",
                 " to the header");
     for (const std::size_t c : index) m_impl->plan.number(c, role);
     m_impl->plan.lines = true;

@@ -1,6 +1,7 @@
 // CsvTable's lookups and the one number syntax (parse_csv_number, csv_scan.hpp's parse_number), used for
 // features, numeric targets and brain predict's columns alike.
 #include "csv_scan.hpp"
+#include "csv_targets.hpp"
 #include "host_memory.hpp"
 
 #include <brain/csv_table.hpp>
@@ -9,19 +10,7 @@
 
 namespace brain {
 
-namespace {
-
-std::string quoted_list(const std::vector<std::string>& names, std::size_t limit = 12) {
-    std::string out;
-    for (std::size_t i = 0; i < names.size() && i < limit; ++i) {
-        if (i) out += ", ";
-        out += quote_excerpt(names[i], 40);
-    }
-    if (names.size() > limit) out += ", ... (" + std::to_string(names.size()) + " in all)";
-    return out;
-}
-
-} // namespace
+namespace {} // namespace
 
 CsvNumber parse_csv_number(std::string_view cell) noexcept {
     const detail::csv::Number n = detail::csv::parse_number(cell);
@@ -48,7 +37,8 @@ void CsvTable::fail_cell(std::size_t row, std::size_t column, const CsvNumber& n
                          std::string_view role) const {
     BRAIN_THROW(ErrorCode::InvalidData, m_origin, ":", m_lines[row], ": ",
                 detail::csv::number_fault_text(column_label(column), role,
-                                               static_cast<detail::csv::NumberKind>(number.kind), cell(row, column)));
+                                               static_cast<detail::csv::NumberKind>(number.kind),
+                                               cell(row, column)));
 }
 
 Matrix CsvTable::numbers(const std::vector<std::size_t>& columns, std::string_view role) const {
@@ -80,9 +70,10 @@ Matrix CsvTable::numeric_columns(const std::vector<std::string>& names, std::str
             missing.push_back(name);
     }
     BRAIN_CHECK(missing.empty(), ErrorCode::InvalidData, m_origin, " has no column",
-                missing.size() > 1 ? "s " : " ", quoted_list(missing), " (needed: ", quoted_list(names),
-                "; the file has ", quoted_list(m_header), "); add the missing column",
-                missing.size() > 1 ? "s" : "", " to the header");
+                missing.size() > 1 ? "s " : " ", detail::csv::quoted_names(missing),
+                " (needed: ", detail::csv::quoted_names(names), "; the file has ",
+                detail::csv::quoted_names(m_header), "); add the missing column", missing.size() > 1 ? "s" : "",
+                " to the header");
     return numbers(index, role);
 }
 
