@@ -2,6 +2,7 @@
 // Numbers are stored as float32 and parsed straight to float32 (nlohmann::basic_json with float as its number
 // type), so every weight survives a save/load round trip bit for bit.
 #include "input_file.hpp"
+#include "json_reader.hpp"
 #include "network_rules.hpp"
 #include "utf8.hpp"
 
@@ -14,25 +15,18 @@
 #include <functional>
 #include <limits>
 #include <new>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 namespace brain {
 
 namespace {
 
-// Float-typed JSON: dumps the shortest text that reads back as the same float, and parses with strtof.
-using Json =
-    nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t, std::uint64_t, float>;
+using Json = detail::FloatJson;
 
 constexpr const char* kFormatName = "brain-model";
 constexpr std::uint64_t kFormatVersion = 1;
 
 // --- writing ---------------------------------------------------------------------------------------------------
-
-std::string dump(const Json& j) {
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 Json names_json(const std::vector<std::string>& names) {
     Json a = Json::array();
@@ -60,88 +54,9 @@ std::optional<std::pair<std::size_t, std::string>> names_problem(const std::vect
 // --- reading ---------------------------------------------------------------------------------------------------
 
 // Reads one model document; every error names the origin (file) and the JSON pointer at fault.
-class Reader {
+class Reader : public detail::JsonReader {
 public:
-    explicit Reader(const std::string& origin) : m_origin(origin) {}
-
-    [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-        BRAIN_THROW(ErrorCode::InvalidModelFile, m_origin, ": ", path, ": ", message);
-    }
-
-    const Json& require(const Json& object, const std::string& path, const char* key) const {
-        const auto it = object.find(key);
-        if (it == object.end()) fail(path + "/" + key, "missing; a brain model file must have it");
-        return *it;
-    }
-
-    const Json* optional(const Json& object, const char* key) const {
-        const auto it = object.find(key);
-        return it == object.end() ? nullptr : &*it;
-    }
-
-    std::uint64_t unsigned_integer(const Json& j, const std::string& path) const {
-        if (!j.is_number_integer() ||
-            (j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0))
-            fail(path, "expected a non-negative integer, found " + describe(j));
-        return j.get<std::uint64_t>();
-    }
-
-    std::size_t width(const Json& j, const std::string& path) const {
-        const std::uint64_t v = unsigned_integer(j, path);
-        if (v == 0 || v > std::numeric_limits<std::uint32_t>::max())
-            fail(path, "expected a width in [1, " + std::to_string(std::numeric_limits<std::uint32_t>::max()) +
-                           "], found " + std::to_string(v));
-        return static_cast<std::size_t>(v);
-    }
-
-    float number(const Json& j, const std::string& path) const {
-        if (!j.is_number()) fail(path, "expected a number, found " + describe(j));
-        const float v = j.get<float>();
-        if (!std::isfinite(v))
-            fail(path, "non-finite number: the value is outside the float32 range (+-3.4e38) and reads as " +
-                           std::string(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")) +
-                           "; every number must be finite");
-        return v;
-    }
-
-    const std::string& string(const Json& j, const std::string& path) const {
-        if (!j.is_string()) fail(path, "expected a string, found " + describe(j));
-        return j.get_ref<const std::string&>();
-    }
-
-    std::vector<float> floats(const Json& j, const std::string& path, std::size_t expected) const {
-        if (!j.is_array())
-            fail(path, "expected an array of " + std::to_string(expected) + " numbers, found " + describe(j));
-        if (j.size() != expected)
-            fail(path, "expected " + std::to_string(expected) + " numbers, found " + std::to_string(j.size()));
-        std::vector<float> out;
-        out.reserve(expected);
-        for (std::size_t i = 0; i < j.size(); ++i) out.push_back(number(j[i], path + "/" + std::to_string(i)));
-        return out;
-    }
-
-    std::vector<std::string> strings(const Json& j, const std::string& path) const {
-        if (!j.is_array()) fail(path, "expected an array of strings, found " + describe(j));
-        std::vector<std::string> out;
-        for (std::size_t i = 0; i < j.size(); ++i) out.push_back(string(j[i], path + "/" + std::to_string(i)));
-        return out;
-    }
-
-    // "string \"abc\"", "array of 3", ... for messages.
-    static std::string describe(const Json& j) {
-        if (j.is_array()) return "an array of " + std::to_string(j.size());
-        if (j.is_object()) return "an object";
-        if (j.is_string()) {
-            std::string s = dump(j);
-            if (s.size() > 40) s = s.substr(0, 37) + "...";
-            return "the string " + s;
-        }
-        if (j.is_null()) return "null";
-        return std::string(j.type_name()) + " " + dump(j);
-    }
-
-private:
-    const std::string& m_origin;
+    explicit Reader(const std::string& origin) : JsonReader(origin, "a brain model file") {}
 };
 
 // "[json.exception.parse_error.101] parse error at line 1, ..." without the bracketed id.
@@ -234,7 +149,7 @@ std::string Network::to_json_string() const {
     // One top-level key per line and one layer per line: readable and diff-friendly, yet compact.
     std::string out = "{\n";
     auto field = [&out](const char* key, const Json& value, bool last = false) {
-        out += "  " + dump(Json(key)) + ": " + dump(value) + (last ? "\n" : ",\n");
+        out += "  " + detail::dump_json(Json(key)) + ": " + detail::dump_json(value) + (last ? "\n" : ",\n");
     };
     field("format", kFormatName);
     field("version", kFormatVersion);
@@ -258,7 +173,7 @@ std::string Network::to_json_string() const {
         p += l.inputs * l.outputs;
         layer["bias"] = std::vector<float>(p, p + l.outputs);
         p += l.outputs;
-        out += "    " + dump(layer) + (i + 1 < m_layers.size() ? ",\n" : "\n");
+        out += "    " + detail::dump_json(layer) + (i + 1 < m_layers.size() ? ",\n" : "\n");
     }
     out += "  ]\n}\n";
     return out;
@@ -371,7 +286,7 @@ Network Network::from_json_string(const std::string& text, const std::string& or
                 rd.fail("/standardization/stddev/" + std::to_string(i),
                         "a standard deviation must be > 0 and a normal float32 (at least 1.17549435e-38), "
                         "found " +
-                            dump(Json(st.stddev[i])) +
+                            detail::dump_json(Json(st.stddev[i])) +
                             "; the file is damaged or was not written by brain: retrain or restore it");
         net.m_standardization = std::move(st);
     }

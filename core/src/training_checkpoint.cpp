@@ -2,6 +2,7 @@
 // state, the run's position, schedule, callbacks' states and history. Numbers are float32 JSON as in the model file
 // (shortest text that reads back bit for bit), whole numbers are exact 64-bit integers.
 #include "input_file.hpp"
+#include "json_reader.hpp"
 
 #include <bit>
 #include <brain/error.hpp>
@@ -9,76 +10,20 @@
 #include <brain/training_checkpoint.hpp>
 #include <cmath>
 #include <new>
-#include <nlohmann/json.hpp>
 
 namespace brain {
 
 namespace {
 
-using Json =
-    nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t, std::uint64_t, float>;
+using Json = detail::FloatJson;
 
 constexpr const char* k_format = "brain-checkpoint";
 constexpr std::uint64_t k_version = 1;
 
-std::string dump(const Json& j) {
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // Reads the checkpoint document; every error names the origin and the JSON pointer at fault.
-class Reader {
+class Reader : public detail::JsonReader {
 public:
-    explicit Reader(const std::string& origin) : m_origin(origin) {}
-
-    [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-        BRAIN_THROW(ErrorCode::InvalidModelFile, m_origin, ": ", path, ": ", message);
-    }
-    const Json& require(const Json& object, const std::string& path, const char* key) const {
-        if (!object.is_object()) fail(path, "expected an object");
-        const auto it = object.find(key);
-        if (it == object.end()) fail(path + "/" + key, "missing; a brain checkpoint must have it");
-        return *it;
-    }
-    const Json* optional(const Json& object, const char* key) const {
-        const auto it = object.find(key);
-        return it == object.end() ? nullptr : &*it;
-    }
-    std::uint64_t whole(const Json& j, const std::string& path) const {
-        if (!j.is_number_unsigned()) fail(path, "expected a non-negative integer, found " + describe(j));
-        return j.get<std::uint64_t>();
-    }
-    float number(const Json& j, const std::string& path) const {
-        if (!j.is_number()) fail(path, "expected a number, found " + describe(j));
-        const float v = j.get<float>();
-        if (!std::isfinite(v)) fail(path, "expected a finite number");
-        return v;
-    }
-    bool boolean(const Json& j, const std::string& path) const {
-        if (!j.is_boolean()) fail(path, "expected true or false, found " + describe(j));
-        return j.get<bool>();
-    }
-    const std::string& string(const Json& j, const std::string& path) const {
-        if (!j.is_string()) fail(path, "expected a string, found " + describe(j));
-        return j.get_ref<const std::string&>();
-    }
-    std::vector<float> floats(const Json& j, const std::string& path) const {
-        if (!j.is_array()) fail(path, "expected an array of numbers, found " + describe(j));
-        std::vector<float> out;
-        out.reserve(j.size());
-        for (std::size_t i = 0; i < j.size(); ++i) out.push_back(number(j[i], path + "/" + std::to_string(i)));
-        return out;
-    }
-    static std::string describe(const Json& j) {
-        if (j.is_array()) return "an array of " + std::to_string(j.size());
-        if (j.is_object()) return "an object";
-        if (j.is_null()) return "null";
-        std::string s = dump(j);
-        if (s.size() > 40) s = s.substr(0, 37) + "...";
-        return std::string(j.type_name()) + " " + s;
-    }
-
-private:
-    const std::string& m_origin;
+    explicit Reader(const std::string& origin) : JsonReader(origin, "a brain checkpoint") {}
 };
 
 Json floats_json(const std::vector<float>& values) {
@@ -149,7 +94,7 @@ std::string TrainingCheckpoint::to_json_string() const {
 
     std::string out = "{\n";
     auto field = [&out](const char* key, const Json& value) {
-        out += "  " + dump(Json(key)) + ": " + dump(value) + ",\n";
+        out += "  " + detail::dump_json(Json(key)) + ": " + detail::dump_json(value) + ",\n";
     };
     field("format", k_format);
     field("version", k_version);
@@ -187,12 +132,13 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
                                                           "train from it without --resume, or resume from a "
                                                           "checkpoint written by --checkpoint-every"
                                                         : "; this is not a brain checkpoint"));
-    const std::uint64_t version = rd.whole(rd.require(doc, "", "version"), "/version");
+    const std::uint64_t version = rd.unsigned_integer(rd.require(doc, "", "version"), "/version");
     if (version != k_version)
         rd.fail("/version", "unsupported version " + std::to_string(version) +
                                 "; supported versions: " + std::to_string(k_version));
 
-    Network network = Network::from_json_string(dump(rd.require(doc, "", "model")), origin + " (its /model)");
+    Network network =
+        Network::from_json_string(detail::dump_json(rd.require(doc, "", "model")), origin + " (its /model)");
     Checkpoint state;
     state.parameters = network.parameters();
     state.optimizer_state = rd.floats(rd.require(doc, "", "optimizer_state"), "/optimizer_state");
@@ -202,25 +148,26 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
                                         std::string(to_string(network.optimizer().kind)) + " state of " +
                                         std::to_string(network.parameter_count()) + " parameters), found " +
                                         std::to_string(state.optimizer_state.size()));
-    state.optimizer_step = rd.whole(rd.require(doc, "", "optimizer_step"), "/optimizer_step");
+    state.optimizer_step = rd.unsigned_integer(rd.require(doc, "", "optimizer_step"), "/optimizer_step");
     state.epochs_trained = network.epochs_trained();
     network.restore_checkpoint(state);
 
     TrainingCheckpoint out(std::move(network));
-    const std::uint64_t batch = rd.whole(rd.require(doc, "", "batch_size"), "/batch_size");
+    const std::uint64_t batch = rd.unsigned_integer(rd.require(doc, "", "batch_size"), "/batch_size");
     if (batch == 0 || batch > UINT32_MAX) rd.fail("/batch_size", "expected a batch size in [1, 2^32-1]");
     out.config.batch_size = static_cast<std::uint32_t>(batch);
     out.config.shuffle = rd.boolean(rd.require(doc, "", "shuffle"), "/shuffle");
-    out.config.seed = rd.whole(rd.require(doc, "", "seed"), "/seed");
-    out.run_epochs = rd.whole(rd.require(doc, "", "run_epochs"), "/run_epochs");
+    out.config.seed = rd.unsigned_integer(rd.require(doc, "", "seed"), "/seed");
+    out.run_epochs = rd.unsigned_integer(rd.require(doc, "", "run_epochs"), "/run_epochs");
     out.config.epochs = static_cast<std::uint32_t>(std::min<std::uint64_t>(out.run_epochs, UINT32_MAX));
     if (const Json* trained = rd.optional(doc, "epochs_trained"))
-        if (rd.whole(*trained, "/epochs_trained") != out.epochs_trained())
-            rd.fail("/epochs_trained", "says " + dump(*trained) + " but the model's epochs_trained is " +
+        if (rd.unsigned_integer(*trained, "/epochs_trained") != out.epochs_trained())
+            rd.fail("/epochs_trained", "says " + detail::dump_json(*trained) +
+                                           " but the model's epochs_trained is " +
                                            std::to_string(out.epochs_trained()) + "; the file is inconsistent");
     const Json& data = rd.require(doc, "", "data");
-    out.data_rows = rd.whole(rd.require(data, "/data", "rows"), "/data/rows");
-    out.data_fingerprint = rd.whole(rd.require(data, "/data", "fingerprint"), "/data/fingerprint");
+    out.data_rows = rd.unsigned_integer(rd.require(data, "/data", "rows"), "/data/rows");
+    out.data_fingerprint = rd.unsigned_integer(rd.require(data, "/data", "fingerprint"), "/data/fingerprint");
 
     if (const Json* s = rd.optional(doc, "schedule"); s && !s->is_null()) {
         LearningRateSchedule schedule;
@@ -233,17 +180,19 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
         }
         ScheduleState st;
         st.base_rate = rd.number(rd.require(*s, "/schedule", "base_rate"), "/schedule/base_rate");
-        st.steps_per_epoch = rd.whole(rd.require(*s, "/schedule", "steps_per_epoch"), "/schedule/steps_per_epoch");
-        st.horizon_epochs = rd.whole(rd.require(*s, "/schedule", "horizon_epochs"), "/schedule/horizon_epochs");
-        st.epochs_done = rd.whole(rd.require(*s, "/schedule", "epochs_done"), "/schedule/epochs_done");
+        st.steps_per_epoch =
+            rd.unsigned_integer(rd.require(*s, "/schedule", "steps_per_epoch"), "/schedule/steps_per_epoch");
+        st.horizon_epochs =
+            rd.unsigned_integer(rd.require(*s, "/schedule", "horizon_epochs"), "/schedule/horizon_epochs");
+        st.epochs_done = rd.unsigned_integer(rd.require(*s, "/schedule", "epochs_done"), "/schedule/epochs_done");
         st.plateau_rate = rd.number(rd.require(*s, "/schedule", "plateau_rate"), "/schedule/plateau_rate");
         st.plateau_best = rd.number(rd.require(*s, "/schedule", "plateau_best"), "/schedule/plateau_best");
         st.plateau_has_best =
             rd.boolean(rd.require(*s, "/schedule", "plateau_has_best"), "/schedule/plateau_has_best");
         const std::uint64_t bad =
-            rd.whole(rd.require(*s, "/schedule", "plateau_bad_epochs"), "/schedule/plateau_bad_epochs");
+            rd.unsigned_integer(rd.require(*s, "/schedule", "plateau_bad_epochs"), "/schedule/plateau_bad_epochs");
         const std::uint64_t cool =
-            rd.whole(rd.require(*s, "/schedule", "plateau_cooldown"), "/schedule/plateau_cooldown");
+            rd.unsigned_integer(rd.require(*s, "/schedule", "plateau_cooldown"), "/schedule/plateau_cooldown");
         if (bad > UINT32_MAX || cool > UINT32_MAX) rd.fail("/schedule", "a plateau counter is out of range");
         st.plateau_bad_epochs = static_cast<std::uint32_t>(bad);
         st.plateau_cooldown = static_cast<std::uint32_t>(cool);
@@ -268,7 +217,7 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
             if (const Json* ints = value.is_object() ? rd.optional(value, "integers") : nullptr) {
                 if (!ints->is_object()) rd.fail(at + "/integers", "expected an object");
                 for (const auto& [name, v] : ints->items())
-                    saved.integers[name] = rd.whole(v, at + "/integers/" + name);
+                    saved.integers[name] = rd.unsigned_integer(v, at + "/integers/" + name);
             }
             if (const Json* fl = value.is_object() ? rd.optional(value, "floats") : nullptr) {
                 if (!fl->is_object()) rd.fail(at + "/floats", "expected an object");
