@@ -69,14 +69,15 @@ inline const char* activation_name(int32_t activation) noexcept {
 inline const char* loss_name(int32_t loss) noexcept {
     static const char* const names[] = {"mean_squared_error", "binary_cross_entropy", "categorical_cross_entropy"};
     return loss >= BRAIN_LOSS_MEAN_SQUARED_ERROR && loss <= BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY ? names[loss]
-                                                                                                : "unknown";
+                                                                                                 : "unknown";
 }
 
 // a * b for sizes that come from the caller, refusing products that do not fit in memory arithmetic.
 inline std::size_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
     constexpr std::uint64_t limit = std::numeric_limits<std::size_t>::max() / 8;
     if (a != 0 && b > limit / a)
-        invalid("the ", what, " (", a, " x ", b, ") is too large to address on this machine; use a smaller data "
+        invalid("the ", what, " (", a, " x ", b,
+                ") is too large to address on this machine; use a smaller data "
                 "set or network");
     return static_cast<std::size_t>(a * b);
 }
@@ -110,9 +111,10 @@ inline void validate_layers(const brain_model_desc& model, std::size_t input_wid
                     " outputs; both must be at least 1");
         const std::size_t expected_inputs = l == 0 ? input_width : model.layers[l - 1].outputs;
         if (layer.inputs != expected_inputs) {
-            if (l == 0) invalid("layer 0 takes ", layer.inputs, " inputs but the data set has input width ", input_width);
-            invalid("layer ", l, " takes ", layer.inputs, " inputs but layer ", l - 1, " produces ", expected_inputs,
-                    " outputs");
+            if (l == 0)
+                invalid("layer 0 takes ", layer.inputs, " inputs but the data set has input width ", input_width);
+            invalid("layer ", l, " takes ", layer.inputs, " inputs but layer ", l - 1, " produces ",
+                    expected_inputs, " outputs");
         }
         if (layer.activation < BRAIN_ACT_LINEAR || layer.activation > BRAIN_ACT_GELU)
             invalid("layer ", l, " has unknown activation ", layer.activation, "; expected 0 (linear) to 6 (gelu)");
@@ -123,8 +125,8 @@ inline void validate_layers(const brain_model_desc& model, std::size_t input_wid
     }
     const brain_layer_desc& out = model.layers[count - 1];
     if (out.outputs != target_width)
-        invalid("the output layer (", count - 1, ") has ", out.outputs, " outputs but the data set has target width ",
-                target_width);
+        invalid("the output layer (", count - 1, ") has ", out.outputs,
+                " outputs but the data set has target width ", target_width);
     if (model.loss < BRAIN_LOSS_MEAN_SQUARED_ERROR || model.loss > BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY)
         invalid("loss ", model.loss, " is unknown; expected 0 (MSE), 1 (BCE) or 2 (CCE)");
     // dense_math's loss_row computes BCE from sigmoid logits and CCE from softmax logits; softmax's only loss
@@ -138,6 +140,27 @@ inline void validate_layers(const brain_model_desc& model, std::size_t input_wid
                 "softmax needs categorical_cross_entropy");
 }
 
+// The layers of a validated model with their parameter offsets: each layer's weights (outputs x inputs), then its
+// biases, layer after layer.
+inline std::vector<LayerPlan> lay_out_layers(const brain_model_desc& model) {
+    std::vector<LayerPlan> layers;
+    std::size_t offset = 0;
+    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
+        const brain_layer_desc& in = model.layers[l];
+        LayerPlan layer;
+        layer.inputs = in.inputs;
+        layer.outputs = in.outputs;
+        layer.activation = in.activation;
+        layer.param = in.activation == BRAIN_ACT_LEAKY_RELU ? in.activation_param : 0.0f;
+        layer.weight_offset = offset;
+        offset += checked_mul(in.outputs, in.inputs, "weight matrix");
+        layer.bias_offset = offset;
+        offset += in.outputs;
+        layers.push_back(layer);
+    }
+    return layers;
+}
+
 } // namespace detail
 
 // Validate a session descriptor (pointers, widths, counts, activation/loss pairs, hyper-parameters, precision
@@ -146,7 +169,10 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
     using detail::invalid;
     if (!desc.model || !desc.optimizer || !desc.dataset || !desc.config)
         invalid("the session descriptor lacks its ",
-                !desc.model ? "model" : !desc.optimizer ? "optimizer" : !desc.dataset ? "dataset" : "config",
+                !desc.model       ? "model"
+                : !desc.optimizer ? "optimizer"
+                : !desc.dataset   ? "dataset"
+                                  : "config",
                 " descriptor (null pointer)");
     SessionPlan plan;
     const auto model = read_struct(desc.model);
@@ -181,8 +207,8 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
                     data.input_width, " + ", data.target_width);
 #endif
     } else if (!data.features || !data.targets) {
-        invalid("the data set view has a null ", !data.features ? "features" : "targets", " pointer for ", data.rows,
-                " rows");
+        invalid("the data set view has a null ", !data.features ? "features" : "targets", " pointer for ",
+                data.rows, " rows");
     }
     plan.rows = detail::checked_mul(data.rows, 1, "row count");
     plan.input_width = data.input_width;
@@ -194,30 +220,19 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
     detail::validate_optimizer(plan.optimizer);
     if (plan.config.batch_size == 0) invalid("batch_size must be at least 1; got 0");
 
-    std::size_t offset = 0;
-    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
-        const brain_layer_desc& in = model.layers[l];
-        LayerPlan layer;
-        layer.inputs = in.inputs;
-        layer.outputs = in.outputs;
-        layer.activation = in.activation;
-        layer.param = in.activation == BRAIN_ACT_LEAKY_RELU ? in.activation_param : 0.0f;
-        layer.weight_offset = offset;
-        offset += detail::checked_mul(in.outputs, in.inputs, "weight matrix");
-        layer.bias_offset = offset;
-        offset += in.outputs;
-        plan.layers.push_back(layer);
-    }
+    plan.layers = detail::lay_out_layers(model);
     plan.loss = model.loss;
-    plan.parameter_count = offset;
-    plan.state_count = offset * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
+    plan.parameter_count = plan.layers.back().bias_offset + plan.layers.back().outputs;
+    plan.state_count = plan.parameter_count * (plan.optimizer.kind == BRAIN_OPT_SGD ? 1 : 2);
     if (desc.parameter_count != plan.parameter_count)
         invalid("the model has ", plan.parameter_count, " parameters but ", desc.parameter_count, " were given");
     if (desc.optimizer_state_count != plan.state_count)
-        invalid("the ", plan.optimizer.kind == BRAIN_OPT_SGD ? "SGD" : "Adam/AdamW", " optimizer state of this model has ",
-                plan.state_count, " floats but ", desc.optimizer_state_count, " were given");
+        invalid("the ", plan.optimizer.kind == BRAIN_OPT_SGD ? "SGD" : "Adam/AdamW",
+                " optimizer state of this model has ", plan.state_count, " floats but ", desc.optimizer_state_count,
+                " were given");
     if (!desc.parameters || !desc.optimizer_state)
-        invalid("the session descriptor has a null ", !desc.parameters ? "parameters" : "optimizer_state", " pointer");
+        invalid("the session descriptor has a null ", !desc.parameters ? "parameters" : "optimizer_state",
+                " pointer");
     plan.batch_rows = std::min<std::size_t>(plan.config.batch_size, plan.rows);
     return plan;
 }
@@ -255,22 +270,10 @@ inline PredictorPlan plan_predictor(const brain_predictor_desc& desc) {
     plan.loss = model.loss;
     plan.budget_bytes = desc.memory_budget_bytes;
     if (desc.max_batch_rows == 0) invalid("max_batch_rows must be at least 1; got 0");
-    std::size_t offset = 0, widest = plan.input_width;
-    for (std::uint32_t l = 0; l < model.layer_count; ++l) {
-        const brain_layer_desc& in = model.layers[l];
-        LayerPlan layer;
-        layer.inputs = in.inputs;
-        layer.outputs = in.outputs;
-        layer.activation = in.activation;
-        layer.param = in.activation == BRAIN_ACT_LEAKY_RELU ? in.activation_param : 0.0f;
-        layer.weight_offset = offset;
-        offset += detail::checked_mul(in.outputs, in.inputs, "weight matrix");
-        layer.bias_offset = offset;
-        offset += in.outputs;
-        widest = std::max<std::size_t>(widest, in.outputs);
-        plan.layers.push_back(layer);
-    }
-    plan.parameter_count = offset;
+    plan.layers = detail::lay_out_layers(model);
+    std::size_t widest = plan.input_width;
+    for (const LayerPlan& layer : plan.layers) widest = std::max(widest, layer.outputs);
+    plan.parameter_count = plan.layers.back().bias_offset + plan.layers.back().outputs;
     detail::checked_mul(desc.max_batch_rows, widest, "batch of max_batch_rows rows of the widest layer");
     plan.max_batch_rows = static_cast<std::size_t>(desc.max_batch_rows);
     if (desc.parameter_count != plan.parameter_count)
