@@ -144,9 +144,11 @@ brain::Matrix first_rows(const brain::Matrix& x, std::size_t rows) {
 void measure_prediction(const std::string& name, const brain::Network& network, const brain::Matrix& x,
                         const brain::TrainingBackend& backend, const std::string& backend_spec,
                         const std::string& precision, bool torch_data, std::size_t batch, unsigned reps,
-                        std::size_t check_rows) {
+                        std::size_t check_rows, bool pinned) {
     brain::Predictor predictor(network, backend, batch);
     (void)predictor.predict(first_rows(x, batch)); // warm-up: graphs captured, caches filled
+    // --pinned: the rows page-locked once, as a serving loop that reuses its input buffer would hold them.
+    const brain::PinnedRows pin = pinned ? predictor.pin(x) : brain::PinnedRows();
     const auto start = std::chrono::steady_clock::now();
     for (unsigned r = 0; r < reps; ++r) (void)predictor.predict(x);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -156,9 +158,9 @@ void measure_prediction(const std::string& name, const brain::Network& network, 
     const double error = brain::math::relative_error(device.data().data(), host.data().data(), host.data().size());
     std::cout << "{\"cfg\":\"" << name << "\",\"mode\":\"predict\",\"backend\":\"" << backend_spec
               << "\",\"precision\":\"" << precision << "\",\"data\":\"" << (torch_data ? "torch" : "brain")
-              << "\",\"batch\":" << batch << ",\"batch_rows\":" << predictor.batch_rows()
-              << ",\"rows\":" << x.rows() << ",\"reps\":" << reps << ",\"seconds\":" << seconds
-              << ",\"rows_per_s\":"
+              << "\",\"rows_from\":\"" << (pin.pinned() ? "pinned" : "pageable") << "\",\"batch\":" << batch
+              << ",\"batch_rows\":" << predictor.batch_rows() << ",\"rows\":" << x.rows() << ",\"reps\":" << reps
+              << ",\"seconds\":" << seconds << ",\"rows_per_s\":"
               << static_cast<long long>(static_cast<double>(reps) * static_cast<double>(x.rows()) / seconds)
               << ",\"check_rows\":" << sample.rows() << ",\"relative_error_vs_host\":" << error << "}" << std::endl;
 }
@@ -213,6 +215,11 @@ int main(int argc, char** argv) {
     app.add_option("--reps", reps, "--predict: timed passes over the config's rows")->capture_default_str();
     app.add_option("--check-rows", check_rows, "--predict: rows predicted on the host too, for the comparison")
         ->capture_default_str();
+    bool pinned = false;
+    app.add_flag(
+        "--pinned", pinned,
+        "--predict: page-lock the rows first (Predictor::pin), so that they reach the device without a host "
+        "copy (rows_from says whether the backend pinned them)");
     int rank = 0, world_size = 1;
     std::string rendezvous, save_params, compare_params;
     app.add_option("--rank", rank, "this process's rank of --world-size processes training together")
@@ -294,7 +301,7 @@ int main(int argc, char** argv) {
             const auto data = data_dir.empty() ? make_data(w) : load_data(data_dir, name, w);
             if (predict) {
                 measure_prediction(name, network, data.features(), backend, backend_spec, precision,
-                                   !data_dir.empty(), predict_batch, std::max(1u, reps), check_rows);
+                                   !data_dir.empty(), predict_batch, std::max(1u, reps), check_rows, pinned);
                 continue;
             }
             brain::TrainingSession session(network, data,

@@ -4,9 +4,12 @@
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
+#include "support/interop.hpp"
 #include "support/numeric.hpp"
 
 #include <brain/brain.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -216,4 +219,118 @@ TEST_CASE("the memory estimate follows the precision", "[core]") {
     }
     CHECK(brain::estimate_tensor_memory_mib(net, 64, Precision::Bf16) * 1024 * 1024 >=
           brain::estimate_tensor_memory_bytes(net, 64, Precision::Bf16));
+}
+
+namespace {
+
+// One line of the pinlog plugin's log: "pin|unpin|run ADDRESS VALUE".
+struct PinLogLine {
+    std::string what;
+    std::uintptr_t address = 0;
+    std::uint64_t value = 0;
+};
+
+std::vector<PinLogLine> read_pin_log(const std::filesystem::path& file) {
+    std::vector<PinLogLine> lines;
+    std::ifstream in(file);
+    std::string what, address;
+    std::uint64_t value = 0;
+    while (in >> what >> address >> value) lines.push_back({what, std::stoull(address, nullptr, 16), value});
+    return lines;
+}
+
+std::size_t count_of(const std::vector<PinLogLine>& lines, const std::string& what) {
+    return static_cast<std::size_t>(
+        std::count_if(lines.begin(), lines.end(), [&](const PinLogLine& line) { return line.what == what; }));
+}
+
+} // namespace
+
+TEST_CASE("a backend that pins memory gets page-locked rows: the core's staged batches, or the user's own",
+          "[core]") {
+    // Trained on the CPU plugin before the search path narrows to the test plugins.
+    const auto standardised = trained(4, Activation::Linear, Activation::Linear, 3, Loss::MeanSquaredError);
+    ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
+    ScopedEnv only("BRAIN_PLUGIN_PATH_ONLY", std::string("1"));
+    brain::test::ScratchDir dir("pinlog");
+    const std::string log = (dir / "log").string();
+    ScopedEnv log_file("BRAIN_PINLOG_FILE", log);
+    const auto pinlog = TrainingBackend::plugin("pinlog", 0, 0);
+    const brain::Matrix x = rows_of(1000, 4, 7);
+    const auto begin_of = [](const brain::Matrix& m) { return reinterpret_cast<std::uintptr_t>(m.data().data()); };
+    const auto inside = [&](std::uintptr_t address) {
+        return address >= begin_of(x) && address < begin_of(x) + x.data().size() * sizeof(float);
+    };
+
+    SECTION("without standardisation: staged rows, then the user's pinned rows as they are") {
+        const auto net = brain::Network::builder()
+                             .input_size(4)
+                             .dense(5, Activation::Linear)
+                             .dense(2, Activation::Linear)
+                             .seed(2)
+                             .build();
+        {
+            brain::Predictor predictor(net, pinlog, 256);
+            // The plugin refuses rows outside pinned memory, so an answer means the core staged every batch.
+            CHECK(brain::test::relative_error(predictor.predict(x).data(), net.predict(x).data()) < 1e-6);
+            auto lines = read_pin_log(log);
+            CHECK(count_of(lines, "pin") == 2); // the two staging slots, pinned once for the predictor's life
+            CHECK(count_of(lines, "run") >= 4);
+            for (const auto& line : lines)
+                if (line.what == "run") CHECK_FALSE(inside(line.address));
+
+            brain::PinnedRows pinned = predictor.pin(x);
+            REQUIRE(pinned.pinned());
+            std::filesystem::remove(log);
+            CHECK(brain::test::relative_error(predictor.predict(x).data(), net.predict(x).data()) < 1e-6);
+            lines = read_pin_log(log);
+            REQUIRE(count_of(lines, "run") == 4); // batches of 256 straight from the user's rows
+            CHECK(lines.front().address == begin_of(x));
+            for (const auto& line : lines)
+                if (line.what == "run") CHECK(inside(line.address));
+            pinned.release();
+            CHECK_FALSE(pinned.pinned());
+            CHECK(count_of(read_pin_log(log), "unpin") == 1);
+            // Unpinned again, the rows are staged again.
+            CHECK(brain::test::relative_error(predictor.predict(x).data(), net.predict(x).data()) < 1e-6);
+        }
+        // Every pin the core made was undone when the predictor closed.
+        std::filesystem::remove(log);
+        CHECK(count_of(read_pin_log(log), "unpin") == 0);
+    }
+
+    SECTION("with standardisation the staged rows are standardised as the host's predict does; bad rows named") {
+        const auto& net = standardised;
+        REQUIRE(net.standardization());
+        brain::Predictor predictor(net, pinlog, 300);
+        const brain::PinnedRows pinned = predictor.pin(x); // standardised rows must be staged anyway
+        CHECK(brain::test::relative_error(predictor.predict(x).data(), net.predict(x).data()) < 1e-6);
+        for (const auto& line : read_pin_log(log))
+            if (line.what == "run") CHECK_FALSE(inside(line.address));
+        brain::Matrix bad = x;
+        bad(777, 2) = -INFINITY;
+        BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, predictor.predict(bad),
+                            "prediction on pinlog:0: input row 777, column 2 is -inf");
+        CHECK(predictor.is_open());
+    }
+    const auto lines = read_pin_log(log);
+    CHECK(count_of(lines, "pin") == count_of(lines, "unpin"));
+}
+
+TEST_CASE("pinning rows for a host backend is a no-op guard", "[plugin]") {
+    const auto net = trained(4, Activation::Relu, Activation::Linear, 1, Loss::MeanSquaredError);
+    brain::Predictor predictor(net, TrainingBackend::cpu(), 64);
+    const brain::Matrix x = rows_of(100, 4, 3);
+    brain::PinnedRows pinned = predictor.pin(x);
+    CHECK_FALSE(pinned.pinned());
+    CHECK(brain::test::relative_error(predictor.predict(x).data(), net.predict(x).data()) < 1e-5);
+    pinned.release(); // idempotent on an empty guard
+    CHECK_FALSE(pinned.pinned());
+}
+
+TEST_CASE("a plugin with host_memory_pin but no host_memory_unpin is refused at load", "[core]") {
+    ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
+    ScopedEnv only("BRAIN_PLUGIN_PATH_ONLY", std::string("1"));
+    BRAIN_REQUIRE_ERROR(ErrorCode::PluginAbiMismatch, brain::load_plugin("halfpin"), "stage abi",
+                        "host_memory_pin without host_memory_unpin", "both or neither");
 }

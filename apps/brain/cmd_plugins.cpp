@@ -27,6 +27,7 @@ void print_capabilities(const PluginCapabilities& c) {
         {BRAIN_FEATURE_PREDICT, "prediction on the device"},
         {BRAIN_FEATURE_BATCH_SOURCE, "streamed data sets"},
         {BRAIN_FEATURE_MULTI_DEVICE, "data parallelism"},
+        {BRAIN_FEATURE_PREDICT_CHECKS_INPUTS, "input checks on the device"},
     };
     std::string offers;
     for (const auto& [bit, name] : features)

@@ -87,6 +87,13 @@ brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std:
              stage + "its table has only some of the predictor entries (predictor_open " + (open ? "set" : "null") +
                  ", predictor_run " + (run ? "set" : "null") + ", predictor_close " + (close ? "set" : "null") +
                  "); a plugin provides all three or none");
+    // Pinned memory is released only through the entry that pinned it (ABI 1.3): one without the other is
+    // malformed.
+    if ((api.host_memory_pin != nullptr) != (api.host_memory_unpin != nullptr))
+        fail(record, ErrorCode::PluginAbiMismatch,
+             stage + "its table has host_memory_" + (api.host_memory_pin ? "pin" : "unpin") +
+                 " without host_memory_" + (api.host_memory_pin ? "unpin" : "pin") +
+                 "; a plugin provides both or neither");
     const std::size_t name_end = offsetof(brain_plugin_api, name) + sizeof(const char*);
     const std::string declared = (table->struct_size >= name_end && api.name) ? bounded(api.name, 64) : "";
     if (declared != requested_name)

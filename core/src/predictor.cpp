@@ -1,5 +1,6 @@
 // brain::Predictor and Network::predict_with_backend: prediction through a plugin's predictor (ABI 1.2).
 #include "network_rules.hpp"
+#include "parallel.hpp"
 #include "plugin_registry.hpp"
 
 #include <algorithm>
@@ -49,6 +50,60 @@ std::size_t first_non_finite(const float* values, std::size_t n) noexcept {
     return n;
 }
 
+// The most bytes of one staging slot: two slots of page-locked rows per predictor.
+constexpr std::size_t stage_bytes_max = std::size_t{64} << 20;
+// Rows per job of the host's pass over a batch: about 1 MiB, so that a job's check and copy share the cache.
+std::size_t rows_per_job(std::size_t width) noexcept {
+    return std::max<std::size_t>(1, (std::size_t{1} << 20) / (sizeof(float) * std::max<std::size_t>(1, width)));
+}
+
+} // namespace
+
+struct PinnedRows::State {
+    std::shared_ptr<detail::Plugin> plugin;
+    void* memory = nullptr;
+    std::size_t bytes = 0;
+
+    ~State() { release(); }
+    void release() noexcept {
+        if (memory) plugin->api().host_memory_unpin(memory);
+        memory = nullptr;
+    }
+    bool covers(const void* begin, std::size_t n) const noexcept {
+        const auto* first = static_cast<const char*>(memory);
+        const auto* p = static_cast<const char*>(begin);
+        return memory && p >= first && n <= bytes && static_cast<std::size_t>(p - first) <= bytes - n;
+    }
+};
+
+PinnedRows::PinnedRows() noexcept = default;
+PinnedRows::~PinnedRows() = default;
+PinnedRows::PinnedRows(PinnedRows&&) noexcept = default;
+PinnedRows& PinnedRows::operator=(PinnedRows&&) noexcept = default;
+
+bool PinnedRows::pinned() const noexcept {
+    return m_state && m_state->memory;
+}
+
+void PinnedRows::release() noexcept {
+    if (m_state) m_state->release();
+}
+
+namespace {
+
+// Page-locks `bytes` at `memory` through the plugin; a guard that holds nothing when the plugin offers no pinning.
+PinnedRows::State* pin_through(const std::shared_ptr<detail::Plugin>& plugin, void* memory, std::size_t bytes,
+                               std::shared_ptr<PinnedRows::State>& out) {
+    out.reset();
+    if (!plugin->api().host_memory_pin || bytes == 0) return nullptr;
+    plugin->check(plugin->api().host_memory_pin(memory, bytes));
+    out = std::make_shared<PinnedRows::State>();
+    out->plugin = plugin;
+    out->memory = memory;
+    out->bytes = bytes;
+    return out.get();
+}
+
 } // namespace
 
 struct Predictor::Impl {
@@ -61,6 +116,49 @@ struct Predictor::Impl {
     std::optional<Standardization> standardization;
     std::vector<std::string> feature_names;
     std::string closed_reason = "the predictor was closed";
+    // The user's pinned ranges (Predictor::pin), so that predict() hands rows inside one to the plugin as they are.
+    std::vector<std::weak_ptr<PinnedRows::State>> user_pins;
+    // Two page-locked slots the host's pass writes batches into while the backend reads the other (device
+    // backends only: those that offer pinning). Storage before its pin, so the pin is released first.
+    struct Stage {
+        std::unique_ptr<float[]> storage;
+        PinnedRows pin;
+    };
+    Stage stages[2];
+    std::size_t stage_rows = 0; // rows per staged batch; 0 until the slots exist
+    bool staging_failed = false;
+
+    // True when [data, data + floats) lies inside memory the user pinned through this predictor.
+    bool user_pinned(const float* data, std::size_t floats) {
+        std::erase_if(user_pins, [](const std::weak_ptr<PinnedRows::State>& pin) { return pin.expired(); });
+        for (const auto& weak : user_pins)
+            if (const auto pin = weak.lock(); pin && pin->covers(data, floats * sizeof(float))) return true;
+        return false;
+    }
+
+    // The staging slots, made and pinned on first use; false when the plugin offers no pinning or it failed (the
+    // rows then go to the plugin as they are, and it stages them itself).
+    bool ensure_stages() {
+        if (stage_rows) return true;
+        if (staging_failed || !plugin->api().host_memory_pin) return false;
+        const std::size_t rows =
+            std::clamp<std::size_t>(stage_bytes_max / (sizeof(float) * input_size), 1, batch_rows);
+        try {
+            for (Stage& stage : stages) {
+                stage.storage = std::make_unique_for_overwrite<float[]>(rows * input_size);
+                std::shared_ptr<PinnedRows::State> state;
+                pin_through(plugin, stage.storage.get(), rows * input_size * sizeof(float), state);
+                stage.pin.m_state = std::move(state);
+            }
+        } catch (const std::exception&) {
+            // Not a failure of prediction: without page-locked slots the plugin copies the rows itself.
+            for (Stage& stage : stages) stage = Stage{};
+            staging_failed = true;
+            return false;
+        }
+        stage_rows = rows;
+        return true;
+    }
 
     explicit Impl(const TrainingBackend& b) : backend(b) {}
     ~Impl() { close(); }
@@ -139,20 +237,44 @@ Matrix Predictor::predict(const Matrix& inputs) {
     check_columns("Predictor::predict", inputs, p.input_size, p.feature_names);
     const std::size_t rows = inputs.rows(), in = p.input_size, out_width = p.output_size;
     Matrix out(rows, out_width);
-    // Batch k + 1 is checked (and standardised) here while the backend works on batch k on a helper thread, so
-    // the host's pass over the rows costs no time beside a device; calls into the plugin never overlap.
+    if (rows == 0) return out;
+    // A device backend (one that pins host memory) gets rows it can read directly: the user's own pinned rows, or
+    // each batch checked, standardised and written into a page-locked slot by the host's threads. Batch k + 1 is
+    // prepared here while the backend works on batch k on a helper thread, so the host's pass costs no time beside
+    // a device; calls into the plugin never overlap. A host backend gets the rows as they are, checked by one
+    // thread, so that the pass does not take the CPUs the backend computes on.
+    const bool device = p.plugin->api().host_memory_pin != nullptr;
+    // A plugin that checks its inputs (BRAIN_FEATURE_PREDICT_CHECKS_INPUTS) spares the host its pass over them; the
+    // host scans a batch only when the plugin reports a non-finite input, to name its row and column.
+    const bool plugin_checks = p.plugin->record().capabilities.offers(BRAIN_FEATURE_PREDICT_CHECKS_INPUTS);
+    const bool direct = !p.standardization && p.user_pinned(inputs.data().data(), rows * in);
+    const bool staged = device && !direct && p.ensure_stages();
+    const std::size_t step = staged ? p.stage_rows : p.batch_rows;
+    const unsigned threads = device ? std::min(8u, detail::load_threads()) : 1u;
     Matrix standardised[2];
     std::future<void> running;
     std::size_t running_begin = 0, running_rows = 0;
     const auto run = [&p](const float* source, std::size_t n, float* target) {
         p.plugin->check(p.plugin->api().predictor_run(p.handle, source, n, target));
     };
-    // Waits for the batch in flight; checks its outputs. A failed call leaves the backend's state unknown.
+    // Throws InvalidData naming the input at index `bad` of the rows from `begin` on.
+    const auto refuse_non_finite = [&](std::size_t begin, std::size_t bad) {
+        const float* source = inputs.data().data() + begin * in;
+        BRAIN_THROW(ErrorCode::InvalidData, "prediction on ", p.backend.describe(), ": input row ",
+                    begin + bad / in, ", column ", bad % in, " is ", source[bad], "; every input must be finite");
+    };
+    // Waits for the batch in flight; checks its outputs. A failed call leaves the backend's state unknown, except
+    // a plugin's refusal of a non-finite input, which it reports before computing anything.
     const auto finish = [&] {
         if (!running.valid()) return;
         try {
             running.get();
         } catch (const Error& e) {
+            if (plugin_checks && e.code() == ErrorCode::InvalidData) {
+                const float* source = inputs.data().data() + running_begin * in;
+                const std::size_t bad = first_non_finite(source, running_rows * in);
+                if (bad < running_rows * in) refuse_non_finite(running_begin, bad);
+            }
             p.closed_reason = "predictor_run failed (" + std::string(to_string(e.code())) + ")";
             p.close();
             throw;
@@ -166,17 +288,52 @@ Matrix Predictor::predict(const Matrix& inputs) {
                     "): its values overflow this model's arithmetic (float32, or the precision asked for), or lie "
                     "far outside the data the model was trained on; check that row");
     };
-    for (std::size_t begin = 0, index = 0; begin < rows; begin += p.batch_rows, ++index) {
-        const std::size_t n = std::min(p.batch_rows, rows - begin);
+    // Checks rows [begin, begin + n) and, given a target, writes them there standardised (or as they are); the
+    // index (within the batch) of the first non-finite input, or n * in.
+    const auto prepare = [&](std::size_t begin, std::size_t n, float* target) {
         const float* source = inputs.data().data() + begin * in;
-        const std::size_t bad = first_non_finite(source, n * in);
+        if (plugin_checks && !target) return n * in; // nothing to do on the host
+        const std::size_t per_job = rows_per_job(in), jobs = (n + per_job - 1) / per_job;
+        std::vector<std::size_t> first_bad(jobs, n * in);
+        detail::parallel_jobs(
+            jobs, threads,
+            [&](std::size_t job) {
+                const std::size_t r0 = job * per_job, r1 = std::min(n, r0 + per_job);
+                if (!plugin_checks) {
+                    const std::size_t bad = first_non_finite(source + r0 * in, (r1 - r0) * in);
+                    if (bad < (r1 - r0) * in) {
+                        first_bad[job] = r0 * in + bad;
+                        return;
+                    }
+                }
+                if (!target) return;
+                if (!p.standardization) {
+                    std::memcpy(target + r0 * in, source + r0 * in, (r1 - r0) * in * sizeof(float));
+                    return;
+                }
+                // The expression of Standardization::apply, so that the host's predict sees the same values.
+                const std::vector<float>& mean = p.standardization->mean;
+                const std::vector<float>& stddev = p.standardization->stddev;
+                for (std::size_t r = r0; r < r1; ++r)
+                    for (std::size_t c = 0; c < in; ++c)
+                        target[r * in + c] = (source[r * in + c] - mean[c]) / stddev[c];
+            },
+            [] {});
+        return *std::min_element(first_bad.begin(), first_bad.end());
+    };
+    for (std::size_t begin = 0, index = 0; begin < rows; begin += step, ++index) {
+        const std::size_t n = std::min(step, rows - begin);
+        const float* source = inputs.data().data() + begin * in;
+        // The slot batch k - 1 read is free: finish() waited for it before batch k started.
+        float* slot = staged ? p.stages[index % 2].storage.get() : nullptr;
+        const std::size_t bad = prepare(begin, n, slot);
         if (bad < n * in) {
             finish();
-            BRAIN_THROW(ErrorCode::InvalidData, "prediction on ", p.backend.describe(), ": input row ",
-                        begin + bad / in, ", column ", bad % in, " is ", source[bad],
-                        "; every input must be finite");
+            refuse_non_finite(begin, bad);
         }
-        if (p.standardization) {
+        if (staged) {
+            source = slot;
+        } else if (p.standardization) {
             const auto first = inputs.data().begin() + static_cast<std::ptrdiff_t>(begin * in);
             Matrix& chunk = standardised[index % 2];
             chunk = Matrix(n, in, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(n * in)));
@@ -206,6 +363,18 @@ Matrix Predictor::predict(const Matrix& inputs) {
     }
     finish();
     return out;
+}
+
+PinnedRows Predictor::pin(const Matrix& rows) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "predictor was moved from; use the moved-to predictor");
+    Impl& p = *m_impl;
+    p.require_open();
+    PinnedRows guard;
+    // The ABI takes a mutable address; the plugin only page-locks it and never writes through it.
+    auto* memory = const_cast<float*>(rows.data().data());
+    if (pin_through(p.plugin, memory, rows.data().size() * sizeof(float), guard.m_state))
+        p.user_pins.push_back(guard.m_state);
+    return guard;
 }
 
 std::size_t Predictor::batch_rows() const noexcept {

@@ -87,6 +87,7 @@ public:
     }
     // The memory as floats.
     float* floats() const noexcept { return static_cast<float*>(m_memory.get()); }
+    void* get() const noexcept { return m_memory.get(); }
 
 private:
     using Memory = UniqueHandle<void*, cudaFreeHost>;

@@ -5,6 +5,7 @@
 #include "cuda_plugin_log.hpp"
 #include "cuda_predictor.hpp"
 #include "cuda_session.hpp"
+#include "host_pinning.hpp"
 #include "kernel_compiler.hpp"
 
 #include <brain/plugin_sdk.hpp>
@@ -34,6 +35,8 @@ struct CudaBackend {
     static brain_capabilities capabilities() { return backend_capabilities(); }
     static std::int32_t device_count() { return cuda::device_count(); }
     static brain_device_report probe(std::int32_t device, std::uint64_t budget) { return probe_device(device, budget); }
+    static void pin_host_memory(void* memory, std::uint64_t bytes) { cuda::pin_host_memory(memory, bytes); }
+    static void unpin_host_memory(void* memory) noexcept { cuda::unpin_host_memory(memory); }
 };
 
 } // namespace
@@ -47,6 +50,8 @@ brain_capabilities backend_capabilities() noexcept {
     caps.features |= BRAIN_FEATURE_MULTI_DEVICE;
     caps.max_devices = max_data_parallel_devices;
     caps.features |= BRAIN_FEATURE_BATCH_SOURCE; // streamed rows take the staged path (session_data.cpp)
+    // The predictor checks its inputs with a kernel per part (cuda_predictor.cpp).
+    caps.features |= BRAIN_FEATURE_PREDICT_CHECKS_INPUTS;
     return caps;
 }
 

@@ -1,14 +1,15 @@
 // CudaPredictor: the plan and budget, the weights' upload, and a call's parts. A call's rows go through the device
-// in parts of up to m_part_rows rows, two input slots alternating: while the device multiplies one part, the host
-// copies the next part's rows into pinned memory and the copy stream moves them to the device, so the caller's
-// pageable rows, the bus and the products overlap. The products are cuBLASLt's (bias and ReLU in their epilogues
-// where it offers them) in the precision asked for: float32, tf32, or bf16 operands with float32 accumulation and a
-// float32 output layer.
+// in parts of up to m_part_rows rows, two input slots alternating: while the device multiplies one part, the copy
+// stream moves the next part's rows to the device (from page-locked rows directly; pageable rows are first copied
+// into pinned memory by the host), so the host, the bus and the products overlap. The products are cuBLASLt's (bias
+// and ReLU in their epilogues where it offers them) in the precision asked for: float32, tf32, or bf16 operands
+// with float32 accumulation and a float32 output layer.
 #include "cuda_predictor.hpp"
 
 #include "bf16_host.hpp"
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
+#include "host_pinning.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -146,6 +147,7 @@ CudaPredictor::CudaPredictor(const brain_predictor_desc& desc)
         m_workspace = m_allocator.allocate(m_workspace_bytes, MemoryKind::Workspace, "the cuBLASLt workspace");
     for (PinnedBuffer& stage : m_stage) stage = PinnedBuffer(4ull * r * in);
     m_out = PinnedBuffer(4ull * plan.max_batch_rows * out);
+    m_bad = PinnedBuffer(sizeof(unsigned));
     for (Event& event : m_copied) event = create_event();
     for (Event& event : m_consumed) event = create_event();
 
@@ -274,6 +276,11 @@ void CudaPredictor::enqueue_part(const Part& part) {
     cudaStream_t stream = m_compute.get();
     const bool bf16 = plan.precision == BRAIN_PRECISION_BF16;
     const std::size_t rows = part.rows, layers = plan.layers.size();
+    // The inputs' check (BRAIN_FEATURE_PREDICT_CHECKS_INPUTS): one read of the part at the device's bandwidth
+    // instead of a pass over every row on the host.
+    const DeviceU64 inputs = static_cast<DeviceU64>(rows) * plan.input_width;
+    launch(k, Kernel::FlagNonFinite, dim3(elementwise_blocks(inputs)), dim3(threads_per_block), stream,
+           static_cast<const float*>(m_x[part.slot].floats()), inputs, static_cast<unsigned*>(m_bad.get()));
     if (bf16) {
         const DeviceU64 count = static_cast<DeviceU64>(rows) * plan.input_width;
         launch(k, Kernel::ConvertBf16, dim3(elementwise_blocks(count)), dim3(threads_per_block), stream,
@@ -326,17 +333,29 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
     if (rows == 0) return;
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     const std::size_t in = plan.input_width, out = plan.output_width;
+    // No kernel of an earlier call is running (each call ends synchronised), so the host may zero the flag.
+    auto* bad = static_cast<volatile unsigned*>(m_bad.get());
+    *bad = 0;
     cudaStream_t compute = m_compute.get(), copy = m_copy.get();
+    // Page-locked rows (host_memory_pin, as the core's Predictor stages them) need no copy on the host: the copy
+    // stream reads them directly, and the host only enqueues.
+    const bool page_locked = is_page_locked(inputs, 4 * rows * in);
     std::size_t part_index = 0;
     for (std::size_t start = 0; start < rows; start += m_part_rows, ++part_index) {
         const std::size_t n = std::min<std::size_t>(m_part_rows, rows - start);
         const int slot = static_cast<int>(part_index % 2);
         // The slot's pinned rows and device inputs are free once the part two before was multiplied.
-        if (part_index >= 2) check_cuda(cudaEventSynchronize(m_consumed[slot].get()), "waiting for a part");
-        copy_rows(m_stage[slot].floats(), inputs + start * in, 4 * n * in);
-        check_cuda(
-            cudaMemcpyAsync(m_x[slot].get(), m_stage[slot].floats(), 4 * n * in, cudaMemcpyHostToDevice, copy),
-            "copying a part's inputs to the device");
+        const float* source = inputs + start * in;
+        if (page_locked) {
+            if (part_index >= 2)
+                check_cuda(cudaStreamWaitEvent(copy, m_consumed[slot].get(), 0), "waiting for a part");
+        } else {
+            if (part_index >= 2) check_cuda(cudaEventSynchronize(m_consumed[slot].get()), "waiting for a part");
+            copy_rows(m_stage[slot].floats(), source, 4 * n * in);
+            source = m_stage[slot].floats();
+        }
+        check_cuda(cudaMemcpyAsync(m_x[slot].get(), source, 4 * n * in, cudaMemcpyHostToDevice, copy),
+                   "copying a part's inputs to the device");
         check_cuda(cudaEventRecord(m_copied[slot].get(), copy), "cudaEventRecord");
         check_cuda(cudaStreamWaitEvent(compute, m_copied[slot].get(), 0), "cudaStreamWaitEvent");
         Part& part = part_for(n, slot);
@@ -366,6 +385,9 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
             "copying a part's outputs back");
     }
     check_cuda(cudaStreamSynchronize(compute), "the prediction");
+    if (*bad)
+        fail(BRAIN_ERR_INVALID_DATA, "predictor_run: an input of these " + std::to_string(rows) +
+                                         " rows is NaN or infinite; every input must be finite");
     std::memcpy(outputs, m_out.floats(), 4 * rows * out);
 }
 

@@ -68,6 +68,7 @@ private:
     DeviceBuffer m_workspace;
     PinnedBuffer m_stage[2]; // the inputs of a part, copied from the caller's rows
     PinnedBuffer m_out;      // a call's outputs
+    PinnedBuffer m_bad;      // set by the device when a call's inputs hold a NaN or infinity
     Event m_copied[2];       // a slot's inputs are on the device
     Event m_consumed[2];     // a slot's inputs were read by its part's products
     std::vector<Part> m_parts;

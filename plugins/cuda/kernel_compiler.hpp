@@ -45,6 +45,7 @@ enum class Kernel {
     OutputLossBf16,
     BackpropActivationBf16,
     ColumnSumsBf16,
+    FlagNonFinite,
     FusedEpoch, // a whole epoch, cooperative launch only
 };
 inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpoch) + 1;
@@ -68,6 +69,7 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_output_loss_bf16",
                                                                        "brain_backprop_activation_bf16",
                                                                        "brain_column_sums_bf16",
+                                                                       "brain_flag_non_finite",
                                                                        "brain_fused_epoch"};
 
 // The kernel's name in the kernel source.

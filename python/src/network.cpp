@@ -159,6 +159,15 @@ void bind_network(py::module_& m) {
     m.def("load", [](const std::filesystem::path& path) { return Network::load_json(path); }, py::arg("path"),
           "Network.load_json(path).");
 
+    py::class_<PinnedRows>(
+        m, "PinnedRows",
+        "A brain.Matrix page-locked for a backend's transfers (Predictor.pin); a context manager "
+        "that unpins on exit.")
+        .def_property_readonly("pinned", &PinnedRows::pinned)
+        .def("release", &PinnedRows::release)
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](PinnedRows& pin, const py::args&) { pin.release(); });
+
     py::class_<Predictor>(m, "Predictor",
                           "A network's weights held on a backend; predict() streams rows through it in batches. "
                           "Use as a context manager to release the backend's resources promptly.")
@@ -179,6 +188,14 @@ void bind_network(py::module_& m) {
                 return to_array(std::move(out));
             },
             py::arg("inputs"))
+        .def(
+            "pin",
+            [](Predictor& p, const Matrix& rows) {
+                py::gil_scoped_release release;
+                return p.pin(rows);
+            },
+            py::arg("rows"), py::keep_alive<0, 2>(),
+            "Page-lock a brain.Matrix's rows so that predict(rows) hands them to the device without a host copy.")
         .def_property_readonly("batch_rows", &Predictor::batch_rows)
         .def_property_readonly("backend", &Predictor::backend)
         .def("close", &Predictor::close)

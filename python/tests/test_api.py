@@ -170,6 +170,10 @@ def test_predictor_on_the_cpu_backend(regression):
     with brain.Predictor(net, brain.TrainingBackend.cpu(), max_batch_rows=50) as predictor:
         assert predictor.batch_rows <= 50
         np.testing.assert_allclose(predictor.predict(X), net.predict(X), rtol=1e-5, atol=1e-6)
+        rows = brain.Matrix(X)
+        with predictor.pin(rows) as pinned:
+            assert not pinned.pinned  # the CPU backend has no transfers to speed up
+            np.testing.assert_allclose(predictor.predict(rows), net.predict(X), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(net.predict_with_backend(X, brain.TrainingBackend.cpu()), net.predict(X),
                                rtol=1e-5, atol=1e-6)
 

@@ -113,6 +113,15 @@ static brain_error* predictor_open(const brain_predictor_desc* desc, brain_predi
 }
 #endif
 
+#ifdef BROKEN_HALF_PIN
+/* host_memory_pin without host_memory_unpin: a table the core must refuse at load. */
+static brain_error* host_memory_pin(void* memory, uint64_t bytes) {
+    (void)memory;
+    (void)bytes;
+    return make_error(BRAIN_ERR_UNSUPPORTED, "test plugin: host_memory_pin is not implemented");
+}
+#endif
+
 static const brain_plugin_api k_api = {
     sizeof(brain_plugin_api),
     BROKEN_ABI_MAJOR,
@@ -141,6 +150,9 @@ static const brain_plugin_api k_api = {
 #endif
 #ifdef BROKEN_HALF_PREDICTOR
     .predictor_open = predictor_open,
+#endif
+#ifdef BROKEN_HALF_PIN
+    .host_memory_pin = host_memory_pin,
 #endif
 };
 

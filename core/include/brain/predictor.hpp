@@ -10,6 +10,30 @@
 
 namespace brain {
 
+// Host memory page-locked for a backend's transfers (Predictor::pin): while it lives, rows inside it reach the
+// device without a staging copy. The matrix it was made for must keep its storage (no resize, no move-assign)
+// until the guard is released or destroyed. Unpins on destruction; movable, not copyable.
+class BRAIN_API PinnedRows {
+public:
+    PinnedRows() noexcept;
+    ~PinnedRows();
+    PinnedRows(PinnedRows&&) noexcept;
+    PinnedRows& operator=(PinnedRows&&) noexcept;
+    PinnedRows(const PinnedRows&) = delete;
+    PinnedRows& operator=(const PinnedRows&) = delete;
+
+    // True while the backend holds the memory page-locked; false for a backend without transfers (the CPU's).
+    bool pinned() const noexcept;
+    // Unpin now; idempotent.
+    void release() noexcept;
+
+    struct State;
+
+private:
+    friend class Predictor;
+    std::shared_ptr<State> m_state;
+};
+
 // Prediction on a backend through its plugin's predictor (ABI 1.2): the weights are uploaded once, without any
 // optimizer state, and predict() streams any number of rows through the backend in batches of at most
 // batch_rows(). The predictor copies what it needs of the network at construction. Not thread-safe: use one
@@ -36,6 +60,11 @@ public:
     // the rows streamed through the backend batch by batch. InvalidArgument for a wrong column count, InvalidData
     // for a non-finite input, NumericalError naming the row for a non-finite output.
     Matrix predict(const Matrix& inputs);
+    // Page-lock `rows`' storage for this backend's transfers, so that predict(rows) hands them to the device
+    // without copying them on the host (a network with standardisation still stages its standardised rows).
+    // A no-op guard (pinned() false) on a backend whose plugin offers no pinning (host backends; plugins built
+    // against ABI 1.2 or older). Throws the backend's error when it cannot page-lock the memory.
+    PinnedRows pin(const Matrix& rows);
     // The most rows one call into the backend takes (what the budget allowed of the request).
     std::size_t batch_rows() const noexcept;
     // The backend this predictor runs on.

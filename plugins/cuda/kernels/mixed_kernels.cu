@@ -23,6 +23,14 @@ extern "C" __global__ void brain_gather_batch_bf16(brain_bf16* x, float* t, cons
     }
 }
 
+// *bad = 1 when any of x[0, n) is NaN or infinite; *bad is page-locked host memory the caller zeroed, written only
+// then.
+extern "C" __global__ void brain_flag_non_finite(const float* x, brain_u64 n, volatile unsigned* bad) {
+    for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n;
+         i += (brain_u64)gridDim.x * blockDim.x)
+        if (!isfinite(x[i])) *bad = 1u;
+}
+
 // out[i] = bf16(in[i]).
 extern "C" __global__ void brain_convert_bf16(const float* in, brain_bf16* out, brain_u64 n) {
     for (brain_u64 i = blockIdx.x * (brain_u64)blockDim.x + threadIdx.x; i < n;

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define BRAIN_ABI_VERSION_MAJOR 1
-#define BRAIN_ABI_VERSION_MINOR 2
+#define BRAIN_ABI_VERSION_MINOR 3
 #define BRAIN_ABI_MIN_SUPPORTED_MINOR 0
 
 /* The one symbol every plugin exports. */
@@ -133,6 +133,9 @@ typedef struct brain_capabilities {
 #define BRAIN_FEATURE_PREDICT (1u << 1)             /* predictor_open / predictor_run / predictor_close */
 #define BRAIN_FEATURE_BATCH_SOURCE (1u << 2)        /* brain_session_desc.batch_source (streamed data sets) */
 #define BRAIN_FEATURE_MULTI_DEVICE (1u << 3)        /* brain_session_desc.devices / world_size > 1 */
+/* ABI 1.3: predictor_run checks its inputs itself and returns BRAIN_ERR_INVALID_DATA, writing no outputs, when one
+ * is NaN or infinite; the core then names the row and column, and skips its own pass over the rows. */
+#define BRAIN_FEATURE_PREDICT_CHECKS_INPUTS (1u << 4)
 
 /* Batches pulled from the core (ABI 1.2), for data sets the core streams instead of holding in memory. Core-owned;
  * valid until session_close. */
@@ -377,6 +380,18 @@ typedef struct brain_plugin_api {
 
     /* Stats of one device of a data-parallel session (index < stats.devices); out caller-owned. */
     brain_error* (*session_device_stats)(const brain_session* session, uint32_t index, brain_session_stats* out);
+
+    /* --- ABI 1.3: optional; the two come together --- */
+
+    /* Page-lock `bytes` of caller-owned host memory at `memory` so that the plugin's transfers read it directly,
+     * without a staging copy (a predictor_run whose inputs lie in pinned memory). The memory stays caller-owned
+     * and allocated until the matching host_memory_unpin(memory). Pins of the same address are counted: each is
+     * matched by one unpin. Offered by plugins whose devices copy from the host (CUDA); a host plugin leaves both
+     * entries NULL. */
+    brain_error* (*host_memory_pin)(void* memory, uint64_t bytes);
+
+    /* Undo one host_memory_pin(memory). Never fails; an address that is not pinned is ignored. */
+    void (*host_memory_unpin)(void* memory);
 } brain_plugin_api;
 
 /* Type of the entry symbol. Returns a plugin-owned static table, or NULL if the plugin cannot run at all. */

@@ -64,6 +64,15 @@ concept PredictingBackend = std::constructible_from<typename B::Predictor, const
 };
 #endif
 
+#if BRAIN_ABI_VERSION_MINOR >= 3 // the entries of ABI 1.3, absent when built against an older header
+// A backend whose devices read page-locked host memory directly: static pin_host_memory(memory, bytes) and
+// unpin_host_memory(memory) (ABI 1.3 host_memory_pin / host_memory_unpin).
+template <class B>
+concept PinsHostMemory = requires(void* memory, std::uint64_t bytes) {
+    B::pin_host_memory(memory, bytes);
+    B::unpin_host_memory(memory);
+};
+#endif
 
 // A backend B whose description is a static function returning std::string (called once).
 template <class B>
@@ -242,6 +251,28 @@ struct PredictorEntries {
 };
 #endif
 
+#if BRAIN_ABI_VERSION_MINOR >= 3 // the entries of ABI 1.3, absent when built against an older header
+// The host-memory entries for a backend B that pins host memory.
+template <class B>
+struct PinEntries {
+    static brain_error* pin(void* memory, std::uint64_t bytes) noexcept {
+        return guard([&] {
+            if (!memory || bytes == 0)
+                throw Failure(BRAIN_ERR_INVALID_ARGUMENT,
+                              "host_memory_pin was given no memory (a null address or zero bytes)");
+            B::pin_host_memory(memory, bytes);
+        });
+    }
+    static void unpin(void* memory) noexcept {
+        if (!memory) return;
+        try {
+            B::unpin_host_memory(memory);
+        } catch (...) {
+            // host_memory_unpin never fails: whatever the backend met, the caller's memory is the caller's again.
+        }
+    }
+};
+#endif
 
 // B's description as a string, whichever form B gives it in.
 template <class B>
@@ -273,7 +304,12 @@ void fill_growable_entries(Table& table) {
         }
     }
 #endif
-
+#if BRAIN_ABI_VERSION_MINOR >= 3 // the entries of ABI 1.3, absent when built against an older header
+    if constexpr (requires { table.host_memory_pin; } && PinsHostMemory<B>) {
+        table.host_memory_pin = &PinEntries<B>::pin;
+        table.host_memory_unpin = &PinEntries<B>::unpin;
+    }
+#endif
 }
 
 } // namespace detail
