@@ -4,6 +4,7 @@
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
 #include "support/interop.hpp"
+#include "support/networks.hpp"
 
 #include <brain/brain.hpp>
 #include <onnx/onnx_pb.h>

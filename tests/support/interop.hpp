@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <brain/matrix.hpp>
-#include <brain/network.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,7 +13,6 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
-#include <utility>
 #include <vector>
 
 namespace brain::test {
@@ -38,14 +36,6 @@ struct ScratchDir {
         return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path), {}));
     }
 };
-
-// A network of dense layers (units, activation) on `inputs` features, initialised from `seed`.
-inline Network dense_network(const std::vector<std::pair<std::size_t, Activation>>& layers, std::size_t inputs,
-                             std::uint64_t seed) {
-    auto b = Network::builder().input_size(inputs).seed(seed);
-    for (const auto& [units, act] : layers) b.dense(units, act);
-    return b.build();
-}
 
 inline std::string read_bytes(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
