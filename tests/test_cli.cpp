@@ -1,6 +1,7 @@
 // The brain command and the chapter-11 examples, run as a user runs them: real processes on generated data in
 // a temporary directory, asserting exit statuses, the sentences printed and the files left behind.
 #include "support/catch.hpp"
+#include "support/cli.hpp"
 #include "support/process.hpp"
 
 #include <algorithm>
@@ -26,11 +27,11 @@ struct CommandResult {
     std::string output; // stdout and stderr, interleaved
 };
 
+using brain::test::bin;
+using brain::test::check_refused;
+using brain::test::contains;
 using brain::test::shell_quote;
-
-std::string bin(const std::string& program) {
-    return shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/" + program);
-}
+using brain::test::succeeded;
 
 CommandResult run(const std::string& command) {
     CommandResult result;
@@ -54,10 +55,6 @@ std::string read_text(const fs::path& path) {
 void write_text(const fs::path& path, const std::string& text) {
     std::ofstream out(path);
     out << text;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
 }
 
 // A fresh directory removed at scope exit.
@@ -161,17 +158,16 @@ TEST_CASE("brain train then predict round-trips a classifier", "[cli]") {
     REQUIRE(run(bin("brain") + " generate --kind xor --rows 400 --seed 3 --out " + dir.q("train.csv")).status == 0);
     REQUIRE(run(bin("brain") + " generate --kind xor --rows 200 --seed 4 --out " + dir.q("test.csv")).status == 0);
 
-    const auto train = run(bin("brain") + " train --csv " + dir.q("train.csv") +
-                           " --target y --layers 16 --output-activation sigmoid --lr 0.01 --epochs 60 --batch 32"
-                           " --validation 0.2 --seed 1 --backend cpu --out " +
-                           dir.q("model.json"));
-    INFO(train.output);
-    REQUIRE(train.status == 0);
+    const std::string train =
+        succeeded(run(bin("brain") + " train --csv " + dir.q("train.csv") +
+                      " --target y --layers 16 --output-activation sigmoid --lr 0.01 --epochs 60"
+                      " --batch 32 --validation 0.2 --seed 1 --backend cpu --out " +
+                      dir.q("model.json")));
     // Not a terminal: one plain progress line per epoch, with the validation loss.
-    CHECK(contains(train.output, "epoch  1/60"));
-    CHECK(contains(train.output, "epoch 60/60"));
-    CHECK(contains(train.output, "val_loss"));
-    CHECK(contains(train.output, "AcceleratorStats {"));
+    CHECK(contains(train, "epoch  1/60"));
+    CHECK(contains(train, "epoch 60/60"));
+    CHECK(contains(train, "val_loss"));
+    CHECK(contains(train, "AcceleratorStats {"));
     REQUIRE(fs::exists(dir / "model.json"));
 
     // The saved model is a real model file: the library loads it and it has the data set's feature names.
@@ -267,35 +263,20 @@ TEST_CASE("brain train rejects bad input with one sentence and writes nothing", 
     const std::string train = bin("brain") + " train --epochs 1 --out " + dir.q("m.json") + " --csv ";
 
     SECTION("unknown target column") {
-        const auto r = run(train + dir.q("ok.csv") + " --target nope");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: "));
-        CHECK(contains(r.output, "'nope'"));
-        CHECK(contains(r.output, "ok.csv"));
+        check_refused(run(train + dir.q("ok.csv") + " --target nope"), {"error: ", "'nope'", "ok.csv"});
     }
     SECTION("ragged row") {
-        const auto r = run(train + dir.q("ragged.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "ragged.csv:3"));
+        check_refused(run(train + dir.q("ragged.csv") + " --target y"), {"error: InvalidData: ", "ragged.csv:3"});
     }
     SECTION("NaN cell") {
-        const auto r = run(train + dir.q("nan.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "nan.csv:3"));
-        CHECK(contains(r.output, "'b'"));
+        check_refused(run(train + dir.q("nan.csv") + " --target y"), {"error: InvalidData: ", "nan.csv:3", "'b'"});
     }
     SECTION("non-numeric feature cell") {
-        const auto r = run(train + dir.q("text.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "text.csv:3"));
-        CHECK(contains(r.output, "'abc'"));
+        check_refused(run(train + dir.q("text.csv") + " --target y"), {"text.csv:3", "'abc'"});
     }
     SECTION("an unavailable backend is an error, not a CPU run") {
-        const auto r = run(train + dir.q("ok.csv") + " --target y --backend metal:0");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: MetalFeatureDisabled: "));
+        check_refused(run(train + dir.q("ok.csv") + " --target y --backend metal:0"),
+                      {"error: MetalFeatureDisabled: "});
     }
     CHECK_FALSE(fs::exists(dir / "m.json"));
 
