@@ -87,19 +87,13 @@ TEST_CASE("CUDA bf16 is mixed precision, says so, and gives other bits than tf32
 
 TEST_CASE("CUDA bf16 follows float32 for every activation, loss and optimizer", "[cuda]") {
     REQUIRE_GPU();
-    struct Head {
-        Activation output;
-        Loss loss;
-        std::size_t width;
-    };
-    const Head heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
-                          {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
-                          {Activation::Softmax, Loss::CategoricalCrossEntropy, 5}};
+    const brain::test::OutputHead heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
+                                             {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
+                                             {Activation::Softmax, Loss::CategoricalCrossEntropy, 5}};
     const Optimizer optimizers[] = {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.005f),
                                     Optimizer::adamw(0.005f, 0.05f)};
-    for (const Activation hidden : {Activation::Linear, Activation::Relu, Activation::LeakyRelu,
-                                    Activation::Sigmoid, Activation::Tanh, Activation::Gelu})
-        for (const Head& head : heads)
+    for (const Activation hidden : brain::test::k_hidden_activations)
+        for (const brain::test::OutputHead& head : heads)
             for (const Optimizer& optimizer : optimizers) {
                 INFO("hidden " << brain::to_string(hidden) << ", output " << brain::to_string(head.output)
                                << ", optimizer " << brain::to_string(optimizer.kind));

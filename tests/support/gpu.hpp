@@ -44,3 +44,18 @@ inline std::optional<std::string> no_gpu_reason() {
     do {                                                                                                           \
         if (const auto reason_ = ::brain::test::no_gpu_reason()) BRAIN_SKIP(*reason_);                            \
     } while (false)
+
+namespace brain::test {
+
+// An output layer, the loss it trains under and its width: one case of the GPU parity tests.
+struct OutputHead {
+    Activation output;
+    Loss loss;
+    std::size_t width;
+};
+
+// Every hidden activation, each of which the GPU parity tests train.
+inline constexpr Activation k_hidden_activations[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
+                                                      Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
+
+} // namespace brain::test
