@@ -36,8 +36,6 @@ public:
     // batch is at most replica_rows rows: the cuBLAS path, epochs driven batch by batch by the replica_* calls below.
     explicit CudaSession(const brain_session_desc& desc, std::size_t replica_rows = 0);
     ~CudaSession() override;
-    CudaSession(const CudaSession&) = delete;
-    CudaSession& operator=(const CudaSession&) = delete;
 
     // Only the epoch's mean loss is read back.
     float train_epoch() override;

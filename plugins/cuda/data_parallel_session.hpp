@@ -31,8 +31,6 @@ public:
     // ranks at desc.rendezvous when world_size > 1, then opens one replica per device and the communicators.
     DataParallelSession(const brain_session_desc& desc, const std::vector<int>& devices);
     ~DataParallelSession() override;
-    DataParallelSession(const DataParallelSession&) = delete;
-    DataParallelSession& operator=(const DataParallelSession&) = delete;
 
     // Every device trains its share of each batch; the gradients are summed before each step.
     float train_epoch() override;

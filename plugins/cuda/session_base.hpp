@@ -9,7 +9,10 @@ namespace brain::cuda {
 
 class SessionBase {
 public:
+    SessionBase() = default;
     virtual ~SessionBase() = default;
+    SessionBase(const SessionBase&) = delete;
+    SessionBase& operator=(const SessionBase&) = delete;
 
     // One epoch; returns the sample-weighted mean loss. NUMERICAL on NaN/inf.
     virtual float train_epoch() = 0;
