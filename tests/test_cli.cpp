@@ -300,27 +300,20 @@ TEST_CASE("brain predict rejects bad input with one sentence and writes nothing"
     const std::string predict = bin("brain") + " predict --out " + dir.q("p.csv");
 
     SECTION("not a model file") {
-        const auto r = run(predict + " --model " + dir.q("notmodel.json") + " --csv " + dir.q("d.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidModelFile: "));
-        CHECK(contains(r.output, "notmodel.json"));
+        check_refused(run(predict + " --model " + dir.q("notmodel.json") + " --csv " + dir.q("d.csv")),
+                      {"error: InvalidModelFile: ", "notmodel.json"});
     }
     SECTION("missing feature columns are named") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("missing.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "'x3', 'x4', 'x5'"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("missing.csv")),
+                      {"error: InvalidData: ", "'x3', 'x4', 'x5'"});
     }
     SECTION("NaN cell") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("nan.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "nan.csv:3"));
-        CHECK(contains(r.output, "'x3'"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("nan.csv")),
+                      {"nan.csv:3", "'x3'"});
     }
     SECTION("ragged row") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("ragged.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "ragged.csv:3"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("ragged.csv")),
+                      {"ragged.csv:3"});
     }
     CHECK_FALSE(fs::exists(dir / "p.csv"));
 }

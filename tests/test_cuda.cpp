@@ -380,9 +380,7 @@ TEST_CASE("CUDA budget is checked before allocating and names the largest batch"
     const std::string message = brain::test::expect_error(ErrorCode::BudgetExceeded, [&] {
         brain::TrainingSession(net, data, brain::TrainConfig{1, 4096, true, 1}, gpu(24));
     });
-    const auto at = message.find("largest batch size that fits is ");
-    REQUIRE(at != std::string::npos);
-    const std::size_t largest = std::stoul(message.substr(at + 32));
+    const std::size_t largest = brain::test::largest_batch_named(message);
     CHECK(largest > 0);
     CHECK(largest < 4096);
     brain::TrainingSession session(net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(largest), true, 1},

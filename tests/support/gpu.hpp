@@ -58,4 +58,11 @@ struct OutputHead {
 inline constexpr Activation k_hidden_activations[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
                                                       Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
 
+// The batch size a BudgetExceeded message names as the largest that fits; the message must name one.
+inline std::size_t largest_batch_named(const std::string& message) {
+    const auto at = message.find("largest batch size that fits is ");
+    REQUIRE(at != std::string::npos);
+    return std::stoul(message.substr(at + 32));
+}
+
 } // namespace brain::test
