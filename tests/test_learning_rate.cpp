@@ -10,19 +10,17 @@
 #include <brain/brain.hpp>
 #include <brain/plugin_abi.h>
 
-using brain::Activation;
 using brain::ErrorCode;
 using brain::TrainingBackend;
 using brain::test::ScopedEnv;
-using brain::test::wave;
-using brain::test::wave_network;
 
 namespace {
 
 // Train `first` epochs at the network's rate, switch to `rate`, train `second` more; the final checkpoint.
 brain::Checkpoint schedule(const TrainingBackend& backend, const brain::Optimizer& optimizer, float rate) {
-    const auto data = wave(96);
-    brain::TrainingSession session(wave_network(optimizer), data, brain::TrainConfig{3, 16, true, 5}, backend);
+    const auto data = brain::test::wave(96);
+    brain::TrainingSession session(brain::test::wave_network(optimizer), data, brain::TrainConfig{3, 16, true, 5},
+                                   backend);
     session.train_epoch();
     session.set_learning_rate(rate);
     session.train_epoch();
@@ -34,8 +32,8 @@ brain::Checkpoint schedule(const TrainingBackend& backend, const brain::Optimize
 
 TEST_CASE("set_learning_rate changes the rate from the next step on (CPU)", "[plugin]") {
     // A vanishing rate freezes SGD: the weights after it equal the weights before it.
-    const auto data = wave(96);
-    brain::TrainingSession session(wave_network(brain::Optimizer::sgd(0.1f)), data,
+    const auto data = brain::test::wave(96);
+    brain::TrainingSession session(brain::test::wave_network(brain::Optimizer::sgd(0.1f)), data,
                                    brain::TrainConfig{2, 16, true, 5}, TrainingBackend::cpu());
     session.train_epoch();
     const auto before = session.checkpoint();
@@ -63,7 +61,7 @@ TEST_CASE("a plugin built against the frozen ABI 1.0 header loads and reports Un
     CHECK(record.abi_major == 1u);
     CHECK(record.abi_minor == 0u);
     CHECK(BRAIN_ABI_VERSION_MINOR >= 1);
-    brain::TrainingSession session(wave_network(brain::Optimizer::adam(0.01f)), wave(8),
+    brain::TrainingSession session(brain::test::wave_network(brain::Optimizer::adam(0.01f)), brain::test::wave(8),
                                    brain::TrainConfig{1, 4, true, 1}, TrainingBackend::plugin("oldminor", 0, 0));
     CHECK(session.train_epoch() == 0.5f);
     BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, session.set_learning_rate(0.1f), "built against ABI 1.0",
