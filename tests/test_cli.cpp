@@ -478,38 +478,38 @@ TEST_CASE("the chapter's exercises run and explain what this machine cannot do",
         else
             CHECK((contains(output, "cannot run on this machine: ") && says_cuda_unavailable(output)));
     };
-    SECTION("exercise 1: memory pressure") {
-        const auto r = run(bin("exercise_memory_pressure") + " --budget 1024 --hog-fraction 0.5");
+    // Runs an exercise, which must succeed and end with `gpu_line` or say why the GPU part cannot run; its output.
+    const auto run_exercise = [&](const std::string& command, const char* gpu_line) {
+        const auto r = run(command);
         INFO(r.output);
         CHECK(r.status == 0);
-        check_gpu_part(r.output, "allocation test true -> ");
+        check_gpu_part(r.output, gpu_line);
+        return r.output;
+    };
+    SECTION("exercise 1: memory pressure") {
+        run_exercise(bin("exercise_memory_pressure") + " --budget 1024 --hog-fraction 0.5",
+                     "allocation test true -> ");
     }
     SECTION("exercise 2: crossover") {
-        const auto r = run("cd " + dir.q("") + " && " + bin("exercise_crossover") + " --epochs 1 --rows 512");
-        INFO(r.output);
-        CHECK(r.status == 0);
+        const std::string output = run_exercise(
+            "cd " + dir.q("") + " && " + bin("exercise_crossover") + " --epochs 1 --rows 512", "speedup");
+        INFO(output);
         for (const char* size : {"input 16: cpu ", "input 64: cpu ", "input 256: cpu ", "input 1024: cpu "})
-            CHECK(contains(r.output, size));
+            CHECK(contains(output, size));
         REQUIRE(fs::exists(dir / "crossover.csv"));
         std::ifstream csv(dir / "crossover.csv");
         std::string header;
         std::getline(csv, header);
         CHECK(header == "input_size,cpu_seconds,gpu_seconds,speedup");
-        check_gpu_part(r.output, "speedup");
     }
     SECTION("exercise 3: fit_with_backend 50 times against one session") {
-        const auto r = run(bin("exercise_fit_vs_session") + " --epochs 3");
-        INFO(r.output);
-        CHECK(r.status == 0);
-        check_gpu_part(r.output, "setup_time of one session: ");
+        run_exercise(bin("exercise_fit_vs_session") + " --epochs 3", "setup_time of one session: ");
     }
     SECTION("exercise 4: churn on the GPU") {
-        const auto r = run(bin("exercise_churn_on_gpu") + " --epochs 2");
-        INFO(r.output);
-        CHECK(r.status == 0);
-        CHECK(contains(r.output, "cpu: "));
-        CHECK(contains(r.output, "accuracy "));
-        check_gpu_part(r.output, "gpu/cpu time: ");
+        const std::string output = run_exercise(bin("exercise_churn_on_gpu") + " --epochs 2", "gpu/cpu time: ");
+        INFO(output);
+        CHECK(contains(output, "cpu: "));
+        CHECK(contains(output, "accuracy "));
     }
 }
 
