@@ -15,22 +15,14 @@ For each config, into DIR (created if missing):
 Both make() and model_for() draw on the CPU with fixed seeds and then move to the device, so these files are
 also what the anchor's CUDA variants start from. Files are written only for the configs asked for ("huge" is
 1 GiB of X alone)."""
-import importlib.util
 import json
 import os
 import sys
 
 import torch
+import torch_mlp  # the anchor, beside this script (its folder is on sys.path when it runs)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CONFIGS = "seed16,x64,x256,x1024"
-
-
-def load_anchor():
-    spec = importlib.util.spec_from_file_location("torch_mlp", os.path.join(HERE, "torch_mlp.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def write_f32(path, tensor):
@@ -40,9 +32,9 @@ def write_f32(path, tensor):
     return int(array.size)
 
 
-def export(anchor, name, cfg, directory):
-    X, Y = anchor.make(cfg, "cpu")
-    model = anchor.model_for(cfg, "cpu")
+def export(name, cfg, directory):
+    X, Y = torch_mlp.make(cfg, "cpu")
+    model = torch_mlp.model_for(cfg, "cpu")
     linears = [m for m in model if isinstance(m, torch.nn.Linear)]
     files = {"x": f"{name}.x.f32", "y": f"{name}.y.f32", "params": f"{name}.params.f32"}
     x_count = write_f32(os.path.join(directory, files["x"]), X)
@@ -84,17 +76,16 @@ def export(anchor, name, cfg, directory):
 
 
 def main(argv):
-    anchor = load_anchor()
-    argv, points, seed, work = anchor.grid_options(argv)
+    argv, points, seed, work = torch_mlp.grid_options(argv)
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     directory = argv[1]
     names = (argv[2] if len(argv) > 2 else DEFAULT_CONFIGS).split(",")
-    configs = anchor.resolve(names, points, seed, work)  # exits naming an unknown config
+    configs = torch_mlp.resolve(names, points, seed, work)  # exits naming an unknown config
     os.makedirs(directory, exist_ok=True)
     for name, cfg in configs.items():
-        meta = export(anchor, name, cfg, directory)
+        meta = export(name, cfg, directory)
         print(f"exported {name}: X {meta['rows']}x{meta['inputs']}, Y {meta['rows']}x{meta['outputs']}, "
               f"{meta['counts']['params']} parameters -> {directory}", file=sys.stderr)
     return 0

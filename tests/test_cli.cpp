@@ -1,6 +1,7 @@
 // The brain command and the chapter-11 examples, run as a user runs them: real processes on generated data in
 // a temporary directory, asserting exit statuses, the sentences printed and the files left behind.
 #include "support/catch.hpp"
+#include "support/cli.hpp"
 #include "support/process.hpp"
 
 #include <algorithm>
@@ -26,11 +27,11 @@ struct CommandResult {
     std::string output; // stdout and stderr, interleaved
 };
 
+using brain::test::bin;
+using brain::test::check_refused;
+using brain::test::contains;
 using brain::test::shell_quote;
-
-std::string bin(const std::string& program) {
-    return shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/" + program);
-}
+using brain::test::succeeded;
 
 CommandResult run(const std::string& command) {
     CommandResult result;
@@ -54,10 +55,6 @@ std::string read_text(const fs::path& path) {
 void write_text(const fs::path& path, const std::string& text) {
     std::ofstream out(path);
     out << text;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
 }
 
 // A fresh directory removed at scope exit.
@@ -161,17 +158,16 @@ TEST_CASE("brain train then predict round-trips a classifier", "[cli]") {
     REQUIRE(run(bin("brain") + " generate --kind xor --rows 400 --seed 3 --out " + dir.q("train.csv")).status == 0);
     REQUIRE(run(bin("brain") + " generate --kind xor --rows 200 --seed 4 --out " + dir.q("test.csv")).status == 0);
 
-    const auto train = run(bin("brain") + " train --csv " + dir.q("train.csv") +
-                           " --target y --layers 16 --output-activation sigmoid --lr 0.01 --epochs 60 --batch 32"
-                           " --validation 0.2 --seed 1 --backend cpu --out " +
-                           dir.q("model.json"));
-    INFO(train.output);
-    REQUIRE(train.status == 0);
+    const std::string train =
+        succeeded(run(bin("brain") + " train --csv " + dir.q("train.csv") +
+                      " --target y --layers 16 --output-activation sigmoid --lr 0.01 --epochs 60"
+                      " --batch 32 --validation 0.2 --seed 1 --backend cpu --out " +
+                      dir.q("model.json")));
     // Not a terminal: one plain progress line per epoch, with the validation loss.
-    CHECK(contains(train.output, "epoch  1/60"));
-    CHECK(contains(train.output, "epoch 60/60"));
-    CHECK(contains(train.output, "val_loss"));
-    CHECK(contains(train.output, "AcceleratorStats {"));
+    CHECK(contains(train, "epoch  1/60"));
+    CHECK(contains(train, "epoch 60/60"));
+    CHECK(contains(train, "val_loss"));
+    CHECK(contains(train, "AcceleratorStats {"));
     REQUIRE(fs::exists(dir / "model.json"));
 
     // The saved model is a real model file: the library loads it and it has the data set's feature names.
@@ -267,35 +263,20 @@ TEST_CASE("brain train rejects bad input with one sentence and writes nothing", 
     const std::string train = bin("brain") + " train --epochs 1 --out " + dir.q("m.json") + " --csv ";
 
     SECTION("unknown target column") {
-        const auto r = run(train + dir.q("ok.csv") + " --target nope");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: "));
-        CHECK(contains(r.output, "'nope'"));
-        CHECK(contains(r.output, "ok.csv"));
+        check_refused(run(train + dir.q("ok.csv") + " --target nope"), {"error: ", "'nope'", "ok.csv"});
     }
     SECTION("ragged row") {
-        const auto r = run(train + dir.q("ragged.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "ragged.csv:3"));
+        check_refused(run(train + dir.q("ragged.csv") + " --target y"), {"error: InvalidData: ", "ragged.csv:3"});
     }
     SECTION("NaN cell") {
-        const auto r = run(train + dir.q("nan.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "nan.csv:3"));
-        CHECK(contains(r.output, "'b'"));
+        check_refused(run(train + dir.q("nan.csv") + " --target y"), {"error: InvalidData: ", "nan.csv:3", "'b'"});
     }
     SECTION("non-numeric feature cell") {
-        const auto r = run(train + dir.q("text.csv") + " --target y");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "text.csv:3"));
-        CHECK(contains(r.output, "'abc'"));
+        check_refused(run(train + dir.q("text.csv") + " --target y"), {"text.csv:3", "'abc'"});
     }
     SECTION("an unavailable backend is an error, not a CPU run") {
-        const auto r = run(train + dir.q("ok.csv") + " --target y --backend metal:0");
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: MetalFeatureDisabled: "));
+        check_refused(run(train + dir.q("ok.csv") + " --target y --backend metal:0"),
+                      {"error: MetalFeatureDisabled: "});
     }
     CHECK_FALSE(fs::exists(dir / "m.json"));
 
@@ -319,27 +300,20 @@ TEST_CASE("brain predict rejects bad input with one sentence and writes nothing"
     const std::string predict = bin("brain") + " predict --out " + dir.q("p.csv");
 
     SECTION("not a model file") {
-        const auto r = run(predict + " --model " + dir.q("notmodel.json") + " --csv " + dir.q("d.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidModelFile: "));
-        CHECK(contains(r.output, "notmodel.json"));
+        check_refused(run(predict + " --model " + dir.q("notmodel.json") + " --csv " + dir.q("d.csv")),
+                      {"error: InvalidModelFile: ", "notmodel.json"});
     }
     SECTION("missing feature columns are named") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("missing.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "error: InvalidData: "));
-        CHECK(contains(r.output, "'x3', 'x4', 'x5'"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("missing.csv")),
+                      {"error: InvalidData: ", "'x3', 'x4', 'x5'"});
     }
     SECTION("NaN cell") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("nan.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "nan.csv:3"));
-        CHECK(contains(r.output, "'x3'"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("nan.csv")),
+                      {"nan.csv:3", "'x3'"});
     }
     SECTION("ragged row") {
-        const auto r = run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("ragged.csv"));
-        CHECK(r.status != 0);
-        CHECK(contains(r.output, "ragged.csv:3"));
+        check_refused(run(predict + " --model " + dir.q("m.json") + " --csv " + dir.q("ragged.csv")),
+                      {"ragged.csv:3"});
     }
     CHECK_FALSE(fs::exists(dir / "p.csv"));
 }
@@ -504,38 +478,38 @@ TEST_CASE("the chapter's exercises run and explain what this machine cannot do",
         else
             CHECK((contains(output, "cannot run on this machine: ") && says_cuda_unavailable(output)));
     };
-    SECTION("exercise 1: memory pressure") {
-        const auto r = run(bin("exercise_memory_pressure") + " --budget 1024 --hog-fraction 0.5");
+    // Runs an exercise, which must succeed and end with `gpu_line` or say why the GPU part cannot run; its output.
+    const auto run_exercise = [&](const std::string& command, const char* gpu_line) {
+        const auto r = run(command);
         INFO(r.output);
         CHECK(r.status == 0);
-        check_gpu_part(r.output, "allocation test true -> ");
+        check_gpu_part(r.output, gpu_line);
+        return r.output;
+    };
+    SECTION("exercise 1: memory pressure") {
+        run_exercise(bin("exercise_memory_pressure") + " --budget 1024 --hog-fraction 0.5",
+                     "allocation test true -> ");
     }
     SECTION("exercise 2: crossover") {
-        const auto r = run("cd " + dir.q("") + " && " + bin("exercise_crossover") + " --epochs 1 --rows 512");
-        INFO(r.output);
-        CHECK(r.status == 0);
+        const std::string output = run_exercise(
+            "cd " + dir.q("") + " && " + bin("exercise_crossover") + " --epochs 1 --rows 512", "speedup");
+        INFO(output);
         for (const char* size : {"input 16: cpu ", "input 64: cpu ", "input 256: cpu ", "input 1024: cpu "})
-            CHECK(contains(r.output, size));
+            CHECK(contains(output, size));
         REQUIRE(fs::exists(dir / "crossover.csv"));
         std::ifstream csv(dir / "crossover.csv");
         std::string header;
         std::getline(csv, header);
         CHECK(header == "input_size,cpu_seconds,gpu_seconds,speedup");
-        check_gpu_part(r.output, "speedup");
     }
     SECTION("exercise 3: fit_with_backend 50 times against one session") {
-        const auto r = run(bin("exercise_fit_vs_session") + " --epochs 3");
-        INFO(r.output);
-        CHECK(r.status == 0);
-        check_gpu_part(r.output, "setup_time of one session: ");
+        run_exercise(bin("exercise_fit_vs_session") + " --epochs 3", "setup_time of one session: ");
     }
     SECTION("exercise 4: churn on the GPU") {
-        const auto r = run(bin("exercise_churn_on_gpu") + " --epochs 2");
-        INFO(r.output);
-        CHECK(r.status == 0);
-        CHECK(contains(r.output, "cpu: "));
-        CHECK(contains(r.output, "accuracy "));
-        check_gpu_part(r.output, "gpu/cpu time: ");
+        const std::string output = run_exercise(bin("exercise_churn_on_gpu") + " --epochs 2", "gpu/cpu time: ");
+        INFO(output);
+        CHECK(contains(output, "cpu: "));
+        CHECK(contains(output, "accuracy "));
     }
 }
 

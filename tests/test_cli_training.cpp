@@ -2,6 +2,7 @@
 // learning-rate schedule and its progress column, early stopping's last line, resumable checkpoints continued in a
 // fresh process bit for bit, brain evaluate's table and JSON, and the digits data set against scikit-learn.
 #include "support/catch.hpp"
+#include "support/cli.hpp"
 #include "support/numeric.hpp"
 #include "support/process.hpp"
 #include "support/tempdir.hpp"
@@ -15,21 +16,16 @@
 #include <string>
 
 namespace fs = std::filesystem;
+using brain::test::bin;
+using brain::test::contains;
 using brain::test::shell_quote;
+using brain::test::succeeded;
 using brain::test::TempDir;
 
 namespace {
 
-std::string bin(const std::string& program) {
-    return shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/" + program);
-}
-
 brain::test::ProcessResult run(const std::string& command, int timeout = 120) {
     return brain::test::run_process(command, "", brain::test::ProcessLimits{0, timeout});
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
 }
 
 std::vector<std::string> lines(const std::string& text) {
@@ -60,32 +56,28 @@ TEST_CASE("brain train --classes trains on an integer column and predict and eva
     TempDir dir;
     write_blobs(dir / "train.csv", 300, 1);
     write_blobs(dir / "test.csv", 90, 2);
-    const auto train = run(bin("brain") + " train --csv " + dir.q("train.csv") +
-                           " --classes kind --layers 8 --epochs 30 --batch 32 --lr 0.01 --out " + dir.q("m.json"));
-    INFO(train.output);
-    REQUIRE(train.status == 0);
-    CHECK(contains(train.output, "(classes: 3 7 11)"));
+    const std::string train =
+        succeeded(run(bin("brain") + " train --csv " + dir.q("train.csv") +
+                      " --classes kind --layers 8 --epochs 30 --batch 32 --lr 0.01 --out " + dir.q("m.json")));
+    CHECK(contains(train, "(classes: 3 7 11)"));
     const auto model = brain::Network::load_json(dir / "m.json");
     CHECK(model.class_labels() == std::vector<std::string>{"3", "7", "11"});
     CHECK(model.layers().back().activation == brain::Activation::Softmax);
 
-    const auto predicted = run(bin("brain") + " predict --model " + dir.q("m.json") + " --csv " +
-                               dir.q("test.csv") + " --compare kind");
-    INFO(predicted.output);
-    REQUIRE(predicted.status == 0);
-    const auto out = lines(predicted.output);
+    const std::string predicted = succeeded(run(bin("brain") + " predict --model " + dir.q("m.json") + " --csv " +
+                                                dir.q("test.csv") + " --compare kind"));
+    const auto out = lines(predicted);
     CHECK(out[0] == "label,p_3,p_7,p_11");
     std::set<std::string> seen;
     for (std::size_t r = 1; r <= 90; ++r) seen.insert(out[r].substr(0, out[r].find(',')));
     CHECK(seen == std::set<std::string>{"3", "7", "11"});
-    CHECK(contains(predicted.output, "accuracy against 'kind': "));
-    CHECK(contains(predicted.output, "macro avg"));
+    CHECK(contains(predicted, "accuracy against 'kind': "));
+    CHECK(contains(predicted, "macro avg"));
 
-    const auto table = run(bin("brain") + " evaluate --model " + dir.q("m.json") + " --csv " + dir.q("test.csv"));
-    INFO(table.output);
-    REQUIRE(table.status == 0);
-    CHECK(contains(table.output, "softmax classifier, 3 classes"));
-    CHECK(contains(table.output, "confusion matrix (rows: true class, columns: predicted class)"));
+    const std::string table =
+        succeeded(run(bin("brain") + " evaluate --model " + dir.q("m.json") + " --csv " + dir.q("test.csv")));
+    CHECK(contains(table, "softmax classifier, 3 classes"));
+    CHECK(contains(table, "confusion matrix (rows: true class, columns: predicted class)"));
     const auto json =
         run(bin("brain") + " evaluate --json --model " + dir.q("m.json") + " --csv " + dir.q("test.csv"));
     REQUIRE(json.status == 0);
@@ -129,19 +121,18 @@ TEST_CASE("brain train shows the learning rate per epoch and ends naming the epo
     TempDir dir;
     REQUIRE(run(bin("brain") + " generate --kind regression --rows 400 --seed 2 --out " + dir.q("r.csv")).status ==
             0);
-    const auto r = run(bin("brain") + " train --csv " + dir.q("r.csv") +
-                       " --target y --layers 32 --optimizer sgd --lr 0.05 --momentum 0.9 --epochs 60 --batch 16"
-                       " --lr-schedule step:every=2,gamma=0.5 --early-stopping 1 --validation 0.25 --out " +
-                       dir.q("m.json"));
-    INFO(r.output);
-    REQUIRE(r.status == 0);
-    CHECK(contains(r.output, "learning-rate schedule: step:every=2,gamma=0.5"));
-    CHECK(contains(r.output, "epoch  1/60  loss "));
-    CHECK(contains(r.output, "lr 0.05  "));
-    CHECK(contains(r.output, "lr 0.025  "));
-    CHECK(contains(r.output, "early stopping: patience 1 on val_loss"));
-    const auto out = lines(r.output);
-    REQUIRE(contains(r.output, "stopped after epoch "));
+    const std::string output =
+        succeeded(run(bin("brain") + " train --csv " + dir.q("r.csv") +
+                      " --target y --layers 32 --optimizer sgd --lr 0.05 --momentum 0.9 --epochs 60 --batch 16"
+                      " --lr-schedule step:every=2,gamma=0.5 --early-stopping 1 --validation 0.25 --out " +
+                      dir.q("m.json")));
+    CHECK(contains(output, "learning-rate schedule: step:every=2,gamma=0.5"));
+    CHECK(contains(output, "epoch  1/60  loss "));
+    CHECK(contains(output, "lr 0.05  "));
+    CHECK(contains(output, "lr 0.025  "));
+    CHECK(contains(output, "early stopping: patience 1 on val_loss"));
+    const auto out = lines(output);
+    REQUIRE(contains(output, "stopped after epoch "));
     CHECK(out.back().rfind("best epoch ", 0) == 0);
     CHECK(contains(out.back(), "(val_loss "));
     CHECK(contains(out.back(), "): early stopping restored its weights"));

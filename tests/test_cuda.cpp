@@ -261,23 +261,16 @@ TEST_CASE("CUDA device that does not exist is DeviceNotFound naming the count", 
 
 TEST_CASE("CUDA training matches the CPU for every activation, loss and optimizer", "[cuda][slow]") {
     REQUIRE_GPU();
-    const Activation hidden[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
-                                 Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
-    struct Head {
-        Activation output;
-        Loss loss;
-        std::size_t width;
-    };
-    const Head heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
-                          {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
-                          {Activation::Softmax, Loss::CategoricalCrossEntropy, 4},
-                          {Activation::Tanh, Loss::MeanSquaredError, 2},
-                          {Activation::Sigmoid, Loss::MeanSquaredError, 3}};
+    const brain::test::OutputHead heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
+                                             {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
+                                             {Activation::Softmax, Loss::CategoricalCrossEntropy, 4},
+                                             {Activation::Tanh, Loss::MeanSquaredError, 2},
+                                             {Activation::Sigmoid, Loss::MeanSquaredError, 3}};
     const Optimizer optimizers[] = {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.01f),
                                     Optimizer::adamw(0.01f, 0.05f)};
     const brain::TrainConfig config{3, 32, true, 11};
-    for (const Activation activation : hidden)
-        for (const Head& head : heads)
+    for (const Activation activation : brain::test::k_hidden_activations)
+        for (const brain::test::OutputHead& head : heads)
             for (const Optimizer& optimizer : optimizers) {
                 INFO("hidden " << brain::to_string(activation) << ", output " << brain::to_string(head.output)
                                << ", loss " << brain::to_string(head.loss) << ", optimizer "
@@ -387,9 +380,7 @@ TEST_CASE("CUDA budget is checked before allocating and names the largest batch"
     const std::string message = brain::test::expect_error(ErrorCode::BudgetExceeded, [&] {
         brain::TrainingSession(net, data, brain::TrainConfig{1, 4096, true, 1}, gpu(24));
     });
-    const auto at = message.find("largest batch size that fits is ");
-    REQUIRE(at != std::string::npos);
-    const std::size_t largest = std::stoul(message.substr(at + 32));
+    const std::size_t largest = brain::test::largest_batch_named(message);
     CHECK(largest > 0);
     CHECK(largest < 4096);
     brain::TrainingSession session(net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(largest), true, 1},

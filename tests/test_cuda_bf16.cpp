@@ -87,19 +87,13 @@ TEST_CASE("CUDA bf16 is mixed precision, says so, and gives other bits than tf32
 
 TEST_CASE("CUDA bf16 follows float32 for every activation, loss and optimizer", "[cuda]") {
     REQUIRE_GPU();
-    struct Head {
-        Activation output;
-        Loss loss;
-        std::size_t width;
-    };
-    const Head heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
-                          {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
-                          {Activation::Softmax, Loss::CategoricalCrossEntropy, 5}};
+    const brain::test::OutputHead heads[] = {{Activation::Linear, Loss::MeanSquaredError, 2},
+                                             {Activation::Sigmoid, Loss::BinaryCrossEntropy, 3},
+                                             {Activation::Softmax, Loss::CategoricalCrossEntropy, 5}};
     const Optimizer optimizers[] = {Optimizer::sgd(0.05f, 0.9f), Optimizer::adam(0.005f),
                                     Optimizer::adamw(0.005f, 0.05f)};
-    for (const Activation hidden : {Activation::Linear, Activation::Relu, Activation::LeakyRelu,
-                                    Activation::Sigmoid, Activation::Tanh, Activation::Gelu})
-        for (const Head& head : heads)
+    for (const Activation hidden : brain::test::k_hidden_activations)
+        for (const brain::test::OutputHead& head : heads)
             for (const Optimizer& optimizer : optimizers) {
                 INFO("hidden " << brain::to_string(hidden) << ", output " << brain::to_string(head.output)
                                << ", optimizer " << brain::to_string(optimizer.kind));
@@ -190,9 +184,7 @@ TEST_CASE("CUDA bf16 memory stays within its estimate and its budget", "[cuda]")
     const std::string message = brain::test::expect_error(ErrorCode::BudgetExceeded, [&] {
         brain::TrainingSession(net, data, brain::TrainConfig{1, 4096, true, 1}, gpu(Precision::Bf16, 24));
     });
-    const auto at = message.find("largest batch size that fits is ");
-    REQUIRE(at != std::string::npos);
-    const std::size_t largest = std::stoul(message.substr(at + 32));
+    const std::size_t largest = brain::test::largest_batch_named(message);
     CHECK(largest > 0);
     CHECK(largest < 4096);
     brain::TrainingSession session(net, data, brain::TrainConfig{1, static_cast<std::uint32_t>(largest), true, 1},

@@ -5,7 +5,9 @@
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/gpu.hpp"
+#include "support/networks.hpp"
 #include "support/numeric.hpp"
+#include "support/schedules.hpp"
 #include "support/tempdir.hpp"
 
 #include <brain/brain.hpp>
@@ -45,14 +47,8 @@ brain::Dataset data_of(std::size_t rows, std::uint64_t seed) {
 }
 
 brain::Network net_of(const Optimizer& optimizer) {
-    return brain::Network::builder()
-        .input_size(6)
-        .dense(32, Activation::Relu)
-        .dense(16, Activation::Tanh)
-        .dense(2, Activation::Linear)
-        .optimizer(optimizer)
-        .seed(8)
-        .build();
+    return brain::test::dense_network({{32, Activation::Relu}, {16, Activation::Tanh}, {2, Activation::Linear}}, 6,
+                                      8, optimizer);
 }
 
 TrainingBackend gpu() {
@@ -76,25 +72,10 @@ TEST_CASE("CUDA per-step rates constant within each epoch are bit-identical to s
             brain::TrainingSession by_epoch(net_of(optimizer), data, config, gpu());
             brain::TrainingSession by_step(net_of(optimizer), data, config, gpu());
             REQUIRE(by_step.supports_step_learning_rates());
-            for (float rate : per_epoch) {
-                by_epoch.set_learning_rate(rate);
-                const float a = by_epoch.train_epoch();
-                by_step.set_step_learning_rates(std::vector<float>(10, rate));
-                CHECK(a == by_step.train_epoch());
-            }
+            brain::test::check_epoch_rates(by_epoch, by_step, per_epoch, 10);
             // Varying rates, then the last one held for another epoch, against set_learning_rate of that last rate.
-            by_epoch.set_step_learning_rates(varying);
-            by_epoch.train_epoch();
-            by_epoch.set_learning_rate(0.003f);
-            by_epoch.train_epoch();
-            by_step.set_step_learning_rates(varying);
-            by_step.train_epoch();
-            by_step.train_epoch();
-            const auto a = by_epoch.checkpoint();
-            const auto b = by_step.checkpoint();
-            CHECK(a.parameters == b.parameters);
-            CHECK(a.optimizer_state == b.optimizer_state);
-            CHECK(a.optimizer_step == b.optimizer_step);
+            brain::test::vary_then_hold(by_epoch, by_step, varying);
+            brain::test::check_same_state(by_epoch, by_step);
         }
     }
 }

@@ -5,35 +5,22 @@
 #include "support/error_match.hpp"
 #include "support/gpu.hpp"
 #include "support/numeric.hpp"
+#include "support/schedules.hpp"
 
 #include <brain/brain.hpp>
 #include <brain/plugin_abi.h>
 
-using brain::Activation;
 using brain::ErrorCode;
 using brain::TrainingBackend;
 using brain::test::ScopedEnv;
 
 namespace {
 
-brain::Dataset wave(std::size_t rows) {
-    brain::Matrix x(rows, 3), y(rows, 1);
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < 3; ++c) x(r, c) = static_cast<float>((r * (c + 3)) % 17) / 17.0f - 0.5f;
-        y(r, 0) = x(r, 0) * 0.7f - x(r, 2) * 0.4f;
-    }
-    return brain::Dataset(std::move(x), std::move(y));
-}
-
-brain::Network model(const brain::Optimizer& optimizer) {
-    return brain::Network::builder().input_size(3).dense(12, Activation::Tanh).dense(1, Activation::Linear)
-        .optimizer(optimizer).seed(4).build();
-}
-
 // Train `first` epochs at the network's rate, switch to `rate`, train `second` more; the final checkpoint.
 brain::Checkpoint schedule(const TrainingBackend& backend, const brain::Optimizer& optimizer, float rate) {
-    const auto data = wave(96);
-    brain::TrainingSession session(model(optimizer), data, brain::TrainConfig{3, 16, true, 5}, backend);
+    const auto data = brain::test::wave(96);
+    brain::TrainingSession session(brain::test::wave_network(optimizer), data, brain::TrainConfig{3, 16, true, 5},
+                                   backend);
     session.train_epoch();
     session.set_learning_rate(rate);
     session.train_epoch();
@@ -45,9 +32,9 @@ brain::Checkpoint schedule(const TrainingBackend& backend, const brain::Optimize
 
 TEST_CASE("set_learning_rate changes the rate from the next step on (CPU)", "[plugin]") {
     // A vanishing rate freezes SGD: the weights after it equal the weights before it.
-    const auto data = wave(96);
-    brain::TrainingSession session(model(brain::Optimizer::sgd(0.1f)), data, brain::TrainConfig{2, 16, true, 5},
-                                   TrainingBackend::cpu());
+    const auto data = brain::test::wave(96);
+    brain::TrainingSession session(brain::test::wave_network(brain::Optimizer::sgd(0.1f)), data,
+                                   brain::TrainConfig{2, 16, true, 5}, TrainingBackend::cpu());
     session.train_epoch();
     const auto before = session.checkpoint();
     session.set_learning_rate(1e-30f);
@@ -74,8 +61,8 @@ TEST_CASE("a plugin built against the frozen ABI 1.0 header loads and reports Un
     CHECK(record.abi_major == 1u);
     CHECK(record.abi_minor == 0u);
     CHECK(BRAIN_ABI_VERSION_MINOR >= 1);
-    brain::TrainingSession session(model(brain::Optimizer::adam(0.01f)), wave(8), brain::TrainConfig{1, 4, true, 1},
-                                   TrainingBackend::plugin("oldminor", 0, 0));
+    brain::TrainingSession session(brain::test::wave_network(brain::Optimizer::adam(0.01f)), brain::test::wave(8),
+                                   brain::TrainConfig{1, 4, true, 1}, TrainingBackend::plugin("oldminor", 0, 0));
     CHECK(session.train_epoch() == 0.5f);
     BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, session.set_learning_rate(0.1f), "built against ABI 1.0",
                         "session_set_learning_rate arrived in ABI 1.1");

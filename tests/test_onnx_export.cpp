@@ -4,6 +4,7 @@
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
 #include "support/interop.hpp"
+#include "support/networks.hpp"
 
 #include <brain/brain.hpp>
 #include <onnx/onnx_pb.h>
@@ -13,15 +14,10 @@
 using brain::Activation;
 using brain::ErrorCode;
 using brain::Network;
+using brain::test::dense_network;
 using brain::test::require_error;
 
 namespace {
-
-Network network(std::vector<std::pair<std::size_t, Activation>> layers, std::size_t inputs, std::uint64_t seed) {
-    auto b = Network::builder().input_size(inputs).seed(seed);
-    for (const auto& [units, act] : layers) b.dense(units, act);
-    return b.build();
-}
 
 // The network with a standardisation and names, as brain train leaves it.
 Network with_metadata(Network net, std::vector<std::string> features, std::vector<std::string> labels) {
@@ -56,7 +52,7 @@ std::vector<std::string> ops(const onnx::GraphProto& g) {
 TEST_CASE("ONNX export: a standard graph of the whole model, with names and a symbolic batch", "[core]") {
     brain::test::ScratchDir dir("onnx_export");
     const Network net = with_metadata(
-        network({{8, Activation::Gelu}, {4, Activation::LeakyRelu}, {3, Activation::Softmax}}, 3, 1),
+        dense_network({{8, Activation::Gelu}, {4, Activation::LeakyRelu}, {3, Activation::Softmax}}, 3, 1),
         {"sepal", "petal", "stem"}, {"a", "b", "c"});
     net.save_onnx(dir / "m.onnx");
     const onnx::ModelProto m = parse(brain::test::read_bytes(dir / "m.onnx"));
@@ -105,7 +101,7 @@ TEST_CASE("ONNX export: every activation round-trips through the importer bit fo
     int count = 0;
     for (Activation h : hidden)
         for (const auto& [units, out] : outputs) {
-            Network net = network({{7, h}, {6, h}, {units, out}}, 5, static_cast<std::uint64_t>(++count));
+            Network net = dense_network({{7, h}, {6, h}, {units, out}}, 5, static_cast<std::uint64_t>(++count));
             if (count % 2 == 0) {
                 std::vector<std::string> labels;
                 for (std::size_t k = 0; k < (units == 1 ? 2 : units); ++k) labels.push_back("c" + std::to_string(k));
@@ -133,7 +129,7 @@ TEST_CASE("ONNX export: every activation round-trips through the importer bit fo
 
 TEST_CASE("ONNX export: written whole through the safe-output routine, or not at all", "[core]") {
     brain::test::ScratchDir dir("onnx_output");
-    const Network net = network({{2, Activation::Relu}, {1, Activation::Linear}}, 2, 1);
+    const Network net = dense_network({{2, Activation::Relu}, {1, Activation::Linear}}, 2, 1);
     require_error([&] { net.save_onnx(dir.path); }, ErrorCode::IoError, {"directory"});
     net.save_json(dir / "m.json");
     require_error([&] { net.save_onnx(dir / "m.json", {dir / "m.json"}); }, ErrorCode::IoError, {"m.json"});
@@ -148,7 +144,7 @@ TEST_CASE("ONNX export: written whole through the safe-output routine, or not at
 
 TEST_CASE("ONNX import: malformed graphs are refused naming what is wrong", "[core]") {
     brain::test::ScratchDir dir("onnx_malformed");
-    const Network net = network({{3, Activation::Relu}, {2, Activation::Sigmoid}}, 2, 5);
+    const Network net = dense_network({{3, Activation::Relu}, {2, Activation::Sigmoid}}, 2, 5);
     net.save_onnx(dir / "good.onnx");
     const onnx::ModelProto good = parse(brain::test::read_bytes(dir / "good.onnx"));
     const auto refused = [&](const onnx::ModelProto& m, std::initializer_list<std::string> fragments) {

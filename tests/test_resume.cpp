@@ -3,6 +3,7 @@
 // not continue the same run is refused before it trains.
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
+#include "support/networks.hpp"
 #include "support/tempdir.hpp"
 
 #include <bit>
@@ -31,14 +32,8 @@ brain::Dataset noisy(std::size_t rows, std::uint64_t seed, std::size_t outputs =
 }
 
 brain::Network model(const brain::Optimizer& optimizer) {
-    return brain::Network::builder()
-        .input_size(5)
-        .dense(20, Activation::Relu)
-        .dense(12, Activation::Tanh)
-        .dense(1, Activation::Linear)
-        .optimizer(optimizer)
-        .seed(21)
-        .build();
+    return brain::test::dense_network({{20, Activation::Relu}, {12, Activation::Tanh}, {1, Activation::Linear}}, 5,
+                                      21, optimizer);
 }
 
 struct Outcome {

@@ -3,6 +3,7 @@
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
 #include "support/interop.hpp"
+#include "support/networks.hpp"
 
 #include <bit>
 #include <brain/brain.hpp>
@@ -16,12 +17,6 @@ using brain::Network;
 using brain::test::require_error;
 
 namespace {
-
-Network network(std::vector<std::pair<std::size_t, Activation>> layers, std::size_t inputs, std::uint64_t seed) {
-    auto b = Network::builder().input_size(inputs).seed(seed);
-    for (const auto& [units, act] : layers) b.dense(units, act);
-    return b.build();
-}
 
 std::string le64(std::uint64_t v) {
     std::string s;
@@ -56,7 +51,8 @@ TEST_CASE("safetensors: written in nn.Sequential naming, aligned, and read back 
     brain::test::ScratchDir dir("safetensors_write");
     // nn.Sequential(Linear(3, 5), Tanh(), Linear(5, 4), Linear(4, 2), Sigmoid()): a linear hidden layer takes no
     // index for an activation, so the Linear modules are 0, 2 and 3.
-    const Network net = network({{5, Activation::Tanh}, {4, Activation::Linear}, {2, Activation::Sigmoid}}, 3, 8);
+    const Network net = brain::test::dense_network(
+        {{5, Activation::Tanh}, {4, Activation::Linear}, {2, Activation::Sigmoid}}, 3, 8);
     net.save_safetensors(dir / "w.safetensors");
     const std::string bytes = brain::test::read_bytes(dir / "w.safetensors");
     std::uint64_t length = 0;
@@ -77,7 +73,8 @@ TEST_CASE("safetensors: written in nn.Sequential naming, aligned, and read back 
     CHECK(from_metadata.layers().back().activation == Activation::Sigmoid);
     const Network from_architecture = Network::load_safetensors(dir / "w.safetensors", net);
     CHECK(from_architecture.parameters() == net.parameters());
-    const Network other = network({{5, Activation::Tanh}, {4, Activation::Linear}, {2, Activation::Sigmoid}}, 3, 99);
+    const Network other = brain::test::dense_network(
+        {{5, Activation::Tanh}, {4, Activation::Linear}, {2, Activation::Sigmoid}}, 3, 99);
     CHECK(Network::load_safetensors(dir / "w.safetensors", other).parameters() == net.parameters());
     require_error([&] { net.save_safetensors(dir.path); }, ErrorCode::IoError, {"directory"});
 }
@@ -192,7 +189,7 @@ TEST_CASE("safetensors: the architecture and activations must agree with the fil
                   {"the file holds 2 layers (2 -> 1 linear -> 1 linear), but 1 activations were given"});
     require_error([&] { Network::load_safetensors(path, std::vector<Activation>{}); }, ErrorCode::InvalidModelFile,
                   {"does not record its activations", "--activation"});
-    const Network wrong = network({{3, Activation::Linear}, {1, Activation::Linear}}, 2, 1);
+    const Network wrong = brain::test::dense_network({{3, Activation::Linear}, {1, Activation::Linear}}, 2, 1);
     require_error([&] { Network::load_safetensors(path, wrong); }, ErrorCode::InvalidModelFile,
                   {"do not match the architecture's (2 -> 3 linear -> 1 linear)"});
     require_error([&] { Network::load_safetensors(path, {Activation::Softmax, Activation::Linear}); },

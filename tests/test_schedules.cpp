@@ -5,6 +5,7 @@
 #include "support/catch.hpp"
 #include "support/env.hpp"
 #include "support/error_match.hpp"
+#include "support/schedules.hpp"
 
 #include <brain/brain.hpp>
 #include <brain/plugin_abi.h>
@@ -18,6 +19,8 @@ using brain::ErrorCode;
 using brain::LearningRateSchedule;
 using brain::TrainingBackend;
 using brain::test::ScopedEnv;
+using brain::test::wave;
+using brain::test::wave_network;
 
 namespace {
 
@@ -40,25 +43,6 @@ std::vector<float> check_rates(LearningRateSchedule schedule, float base, std::u
         schedule.finish_epoch();
     }
     return all;
-}
-
-brain::Dataset wave(std::size_t rows) {
-    brain::Matrix x(rows, 3), y(rows, 1);
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < 3; ++c) x(r, c) = static_cast<float>((r * (c + 3)) % 17) / 17.0f - 0.5f;
-        y(r, 0) = x(r, 0) * 0.7f - x(r, 2) * 0.4f;
-    }
-    return brain::Dataset(std::move(x), std::move(y));
-}
-
-brain::Network model(const brain::Optimizer& optimizer) {
-    return brain::Network::builder()
-        .input_size(3)
-        .dense(12, Activation::Tanh)
-        .dense(1, Activation::Linear)
-        .optimizer(optimizer)
-        .seed(4)
-        .build();
 }
 
 const std::vector<brain::Optimizer>& optimizers() {
@@ -181,30 +165,14 @@ TEST_CASE("per-step rates constant within each epoch train bit-identically to se
     const brain::TrainConfig config{4, 16, true, 5};
     for (const auto& optimizer : optimizers()) {
         INFO(brain::to_string(optimizer.kind));
-        brain::TrainingSession by_epoch(model(optimizer), data, config, TrainingBackend::cpu());
-        brain::TrainingSession by_step(model(optimizer), data, config, TrainingBackend::cpu());
+        brain::TrainingSession by_epoch(wave_network(optimizer), data, config, TrainingBackend::cpu());
+        brain::TrainingSession by_step(wave_network(optimizer), data, config, TrainingBackend::cpu());
         REQUIRE(by_step.supports_step_learning_rates());
         REQUIRE(by_step.batches_per_epoch() == 7);
-        for (float rate : per_epoch) {
-            by_epoch.set_learning_rate(rate);
-            const float a = by_epoch.train_epoch();
-            by_step.set_step_learning_rates(std::vector<float>(7, rate));
-            const float b = by_step.train_epoch();
-            CHECK(a == b);
-        }
-        const auto a = by_epoch.checkpoint();
-        const auto b = by_step.checkpoint();
-        CHECK(a.parameters == b.parameters);
-        CHECK(a.optimizer_state == b.optimizer_state);
-        CHECK(a.optimizer_step == b.optimizer_step);
+        brain::test::check_epoch_rates(by_epoch, by_step, per_epoch, 7);
+        brain::test::check_same_state(by_epoch, by_step);
         // After an epoch of per-step rates the last one stays in effect.
-        by_epoch.set_step_learning_rates(varying);
-        by_epoch.train_epoch();
-        by_epoch.set_learning_rate(0.003f);
-        by_epoch.train_epoch();
-        by_step.set_step_learning_rates(varying);
-        by_step.train_epoch();
-        by_step.train_epoch();
+        brain::test::vary_then_hold(by_epoch, by_step, varying);
         CHECK(by_epoch.checkpoint().parameters == by_step.checkpoint().parameters);
         CHECK(by_step.learning_rate() == 0.003f);
     }
@@ -216,7 +184,7 @@ TEST_CASE("fit follows a schedule exactly as a session driven by hand (CPU)", "[
     for (const auto& schedule : {LearningRateSchedule::step(2, 0.5f), LearningRateSchedule::cosine(1.0f, 1e-4f),
                                  LearningRateSchedule::one_cycle()}) {
         INFO(schedule.to_string());
-        auto fitted = model(brain::Optimizer::adam(0.01f));
+        auto fitted = wave_network(brain::Optimizer::adam(0.01f));
         brain::FitOptions options;
         options.schedule = schedule;
         const auto report = fitted.fit(data, config, options);
@@ -225,7 +193,8 @@ TEST_CASE("fit follows a schedule exactly as a session driven by hand (CPU)", "[
 
         LearningRateSchedule by_hand = schedule;
         by_hand.start(0.01f, 7, 5);
-        brain::TrainingSession session(model(brain::Optimizer::adam(0.01f)), data, config, TrainingBackend::cpu());
+        brain::TrainingSession session(wave_network(brain::Optimizer::adam(0.01f)), data, config,
+                                       TrainingBackend::cpu());
         std::vector<float> last_rates;
         for (int e = 0; e < 5; ++e) {
             const auto rates = by_hand.next_epoch_rates();
@@ -247,7 +216,7 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
     const brain::TrainConfig config{6, 16, true, 1};
     // The ratelog plugin reports each epoch's rate as its loss.
     SECTION("step decay: one set_learning_rate per change") {
-        auto net = model(brain::Optimizer::adam(0.1f));
+        auto net = wave_network(brain::Optimizer::adam(0.1f));
         brain::FitOptions options;
         options.schedule = LearningRateSchedule::step(2, 0.5f);
         const auto report = net.fit_with_backend(data, config, backend, options);
@@ -255,7 +224,7 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
         CHECK(report.learning_rates == report.epoch_losses);
     }
     SECTION("reduce-on-plateau on the loss") {
-        auto net = model(brain::Optimizer::adam(0.1f));
+        auto net = wave_network(brain::Optimizer::adam(0.1f));
         brain::PlateauOptions plateau;
         plateau.factor = 0.5f;
         plateau.patience = 1;
@@ -266,7 +235,7 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
         CHECK(report.epoch_losses == std::vector<float>{0.1f, 0.1f, 0.1f, 0.05f, 0.05f, 0.05f, 0.025f});
     }
     SECTION("a per-step schedule is refused before training, naming the plugin, its ABI and the schedule") {
-        auto net = model(brain::Optimizer::adam(0.1f));
+        auto net = wave_network(brain::Optimizer::adam(0.1f));
         brain::FitOptions options;
         options.schedule = LearningRateSchedule::cosine(1.0f);
         const std::string who =
@@ -281,7 +250,7 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
     }
     SECTION("a plugin of ABI 1.0 cannot change its rate at all") {
         const auto old = TrainingBackend::plugin("oldminor", 0, 0);
-        brain::TrainingSession session(model(brain::Optimizer::adam(0.1f)), wave(8),
+        brain::TrainingSession session(wave_network(brain::Optimizer::adam(0.1f)), wave(8),
                                        brain::TrainConfig{1, 4, true, 1}, old);
         BRAIN_REQUIRE_ERROR(ErrorCode::Unsupported, session.set_schedule(LearningRateSchedule::step(1, 0.5f)),
                             "backend \"oldminor\" (its plugin built against ABI 1.0)", "step:every=1",
@@ -292,7 +261,7 @@ TEST_CASE("a plugin without per-step rates follows per-epoch schedules through s
 }
 
 TEST_CASE("set_step_learning_rates checks its rates before the plugin sees them", "[plugin]") {
-    brain::TrainingSession session(model(brain::Optimizer::adam(0.01f)), wave(64),
+    brain::TrainingSession session(wave_network(brain::Optimizer::adam(0.01f)), wave(64),
                                    brain::TrainConfig{1, 16, true, 1}, TrainingBackend::cpu());
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, session.set_step_learning_rates(std::vector<float>(3, 0.1f)),
                         "expected 4 rates", "found 3");

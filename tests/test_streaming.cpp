@@ -71,6 +71,18 @@ Dataset smooth_data(std::size_t rows, std::size_t inputs) {
     return Dataset(std::move(x), std::move(y));
 }
 
+// `data` written as dir/x.npy and dir/y.npy and streamed back in chunks of `chunk_rows` rows, `window_chunks` to a
+// window.
+StreamingDataset streamed(const TempDir& dir, const Dataset& data, std::size_t chunk_rows,
+                          std::size_t window_chunks) {
+    brain::save_npy(dir.path / "x.npy", data.features());
+    brain::save_npy(dir.path / "y.npy", data.targets());
+    StreamOptions options;
+    options.chunk_rows = chunk_rows;
+    options.window_chunks = window_chunks;
+    return StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+}
+
 brain::Network small_network(std::size_t inputs, std::uint64_t seed) {
     return brain::Network::builder()
         .input_size(inputs)
@@ -86,12 +98,7 @@ brain::Network small_network(std::size_t inputs, std::uint64_t seed) {
 TEST_CASE("StreamingDataset reads .npy rows in chunks exactly as load_npy does", "[core]") {
     TempDir dir("read");
     const Dataset data = smooth_data(103, 5);
-    brain::save_npy(dir.path / "x.npy", data.features());
-    brain::save_npy(dir.path / "y.npy", data.targets());
-    StreamOptions options;
-    options.chunk_rows = 10;
-    options.window_chunks = 3;
-    StreamingDataset stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    StreamingDataset stream = streamed(dir, data, 10, 3);
     REQUIRE(stream.size() == 103);
     CHECK(stream.input_width() == 5);
     CHECK(stream.target_width() == 1);
@@ -180,12 +187,8 @@ TEST_CASE("StreamingDataset refuses mismatched, damaged and non-finite files nam
 TEST_CASE("a streamed session trains exactly as in memory when both keep file order", "[plugin]") {
     TempDir dir("same");
     const Dataset data = smooth_data(250, 6);
-    brain::save_npy(dir.path / "x.npy", data.features());
-    brain::save_npy(dir.path / "y.npy", data.targets());
-    StreamOptions options;
-    options.chunk_rows = 7; // windows and chunks that do not divide the batch or the rows
-    options.window_chunks = 3;
-    const StreamingDataset stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    // Windows and chunks that do not divide the batch or the rows.
+    const StreamingDataset stream = streamed(dir, data, 7, 3);
     const brain::TrainConfig config{3, 16, false, 5};
     const brain::Network start = small_network(6, 11);
 
@@ -200,12 +203,7 @@ TEST_CASE("a streamed session trains exactly as in memory when both keep file or
 TEST_CASE("a shuffled stream visits every row once per epoch and learns", "[plugin]") {
     TempDir dir("shuffle");
     const Dataset data = smooth_data(1000, 4);
-    brain::save_npy(dir.path / "x.npy", data.features());
-    brain::save_npy(dir.path / "y.npy", data.targets());
-    StreamOptions options;
-    options.chunk_rows = 64;
-    options.window_chunks = 4;
-    StreamingDataset stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    StreamingDataset stream = streamed(dir, data, 64, 4);
     stream.standardize();
     Dataset standardized = data;
     standardized.set_standardization(stream.standardization());
@@ -287,12 +285,7 @@ TEST_CASE("CUDA trains a streamed data set through its staged path as the CPU do
     REQUIRE_GPU();
     TempDir dir("cuda");
     const Dataset data = smooth_data(20000, 32);
-    brain::save_npy(dir.path / "x.npy", data.features());
-    brain::save_npy(dir.path / "y.npy", data.targets());
-    StreamOptions options;
-    options.chunk_rows = 1000;
-    options.window_chunks = 4;
-    const StreamingDataset stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    const StreamingDataset stream = streamed(dir, data, 1000, 4);
     const brain::Network start = small_network(32, 5);
     for (const bool shuffle : {false, true}) {
         INFO("shuffle " << shuffle);

@@ -203,6 +203,20 @@ Matrix binary_features(const DataSource& source, const Network& network, const s
     return x;
 }
 
+// The predictor of --backend, or none (the host predicts) without it. Nothing falls back to the host: a backend
+// that cannot predict is an error, and --budget or --precision without --backend is refused.
+std::optional<Predictor> backend_predictor(const PredictOptions& o, const Network& network, std::size_t batch_rows) {
+    BRAIN_CHECK_ARG(
+        o.backend || (!o.budget_mib && o.precision == "float32"),
+        "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
+        "or drop them to predict on the host");
+    if (!o.backend) return std::nullopt;
+    const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
+    const TrainingBackend backend = TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
+                                        .with_precision(parse_precision(o.precision));
+    return std::optional<Predictor>(std::in_place, network, backend, batch_rows);
+}
+
 // --out with a CSV input and no --compare: the rows stream through a chunk at a time (CsvRowStream), their
 // predictions into the output file, which is committed only once every row has been predicted; memory is one chunk
 // whatever the file's size.
@@ -249,18 +263,7 @@ int run_predict(const PredictOptions& o) {
                 " inputs; the file is inconsistent, retrain or restore it");
     if (!o.out.empty() && o.compare.empty() && o.source.is_csv()) {
         CsvRowStream rows(o.source.csv, features, ',', limits);
-        BRAIN_CHECK_ARG(
-            o.backend || (!o.budget_mib && o.precision == "float32"),
-            "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
-            "or drop them to predict on the host");
-        std::optional<Predictor> predictor;
-        if (o.backend) {
-            const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
-            const TrainingBackend backend =
-                TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-                    .with_precision(parse_precision(o.precision));
-            predictor.emplace(network, backend, Predictor::default_batch_rows);
-        }
+        std::optional<Predictor> predictor = backend_predictor(o, network, Predictor::default_batch_rows);
         return predict_streamed(o, network, rows, inputs, predictor ? &*predictor : nullptr);
     }
     std::optional<CsvTable> table;
@@ -303,19 +306,9 @@ int run_predict(const PredictOptions& o) {
         if (network.is_classifier()) (void)read_truth(network, *table, {o.compare}, true);
     }
 
-    // --backend: the backend's predictor, opened once the inputs are known to be usable (nothing falls back to the
-    // host: a backend that cannot predict is an error).
-    BRAIN_CHECK_ARG(
-        o.backend || (!o.budget_mib && o.precision == "float32"),
-        "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
-        "or drop them to predict on the host");
-    std::optional<Predictor> predictor;
-    if (o.backend) {
-        const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
-        const TrainingBackend backend = TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-                                            .with_precision(parse_precision(o.precision));
-        predictor.emplace(network, backend, std::clamp<std::size_t>(x.rows(), 1, Predictor::default_batch_rows));
-    }
+    // The backend's predictor is opened once the inputs are known to be usable.
+    std::optional<Predictor> predictor =
+        backend_predictor(o, network, std::clamp<std::size_t>(x.rows(), 1, Predictor::default_batch_rows));
     const Matrix outputs = predict_rows(network, x, where, predictor ? &*predictor : nullptr);
     const std::vector<std::size_t> classes =
         network.is_classifier() ? classes_of(outputs) : std::vector<std::size_t>{};

@@ -155,6 +155,22 @@ std::string write_failure(int err, std::uint64_t written) {
     }
 }
 
+// Hands `bytes` to write_some (one write or pwrite of what is left) until all are written, resuming after a
+// signal; returns 0, or the errno of the call that failed.
+template <class WriteSome>
+int write_fully(std::string_view bytes, WriteSome write_some) {
+    while (!bytes.empty()) {
+        const ssize_t n = write_some(bytes);
+        if (n < 0) {
+            const int err = errno;
+            if (err == EINTR) continue;
+            return err;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
+
 } // namespace
 
 void check_output_path(const std::filesystem::path& target, const std::vector<std::filesystem::path>& inputs) {
@@ -192,21 +208,21 @@ void OutputFile::abandon() noexcept {
     m_slot = -1;
 }
 
+void OutputFile::fail_write(int err) {
+    abandon();
+    BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(m_target), ": ", write_failure(err, m_written),
+                "; nothing was written and the previous file, if any, is unchanged");
+}
+
 void OutputFile::write(std::string_view bytes) {
     BRAIN_CHECK(m_fd >= 0 && !m_done, ErrorCode::InvalidState, "OutputFile for ", quoted(m_target),
                 " is closed (committed or failed); open a new one");
-    while (!bytes.empty()) {
-        const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
-        if (n < 0) {
-            const int err = errno;
-            if (err == EINTR) continue;
-            abandon();
-            BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(m_target), ": ", write_failure(err, m_written),
-                        "; nothing was written and the previous file, if any, is unchanged");
-        }
-        m_written += static_cast<std::uint64_t>(n);
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
+    const int err = write_fully(bytes, [this](std::string_view rest) {
+        const ssize_t n = ::write(m_fd, rest.data(), rest.size());
+        if (n > 0) m_written += static_cast<std::uint64_t>(n);
+        return n;
+    });
+    if (err != 0) fail_write(err);
 }
 
 void OutputFile::write_at(std::uint64_t offset, std::string_view bytes) {
@@ -214,18 +230,12 @@ void OutputFile::write_at(std::uint64_t offset, std::string_view bytes) {
                 " is closed (committed or failed); open a new one");
     BRAIN_CHECK_ARG(offset <= m_written && bytes.size() <= m_written - offset, "OutputFile::write_at: bytes [",
                     offset, ", ", offset + bytes.size(), ") are not within the ", m_written, " bytes written");
-    while (!bytes.empty()) {
-        const ssize_t n = ::pwrite(m_fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
-        if (n < 0) {
-            const int err = errno;
-            if (err == EINTR) continue;
-            abandon();
-            BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(m_target), ": ", write_failure(err, m_written),
-                        "; nothing was written and the previous file, if any, is unchanged");
-        }
-        offset += static_cast<std::uint64_t>(n);
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
+    const int err = write_fully(bytes, [this, &offset](std::string_view rest) {
+        const ssize_t n = ::pwrite(m_fd, rest.data(), rest.size(), static_cast<off_t>(offset));
+        if (n > 0) offset += static_cast<std::uint64_t>(n);
+        return n;
+    });
+    if (err != 0) fail_write(err);
 }
 
 void OutputFile::commit() {

@@ -68,7 +68,9 @@ struct TrainingSession::Impl {
         detail::require_devices(record.capabilities, backend);
     }
 
-    void open(const Network& network, const SessionDescriptor& desc) {
+    // Opens the plugin's session and starts the rate bookkeeping for `rows` rows an epoch.
+    void open(const Network& network, const SessionDescriptor& desc, const TrainConfig& config,
+              std::uint64_t rows) {
         const PluginRecord& record = plugin->record();
         BRAIN_CHECK(!desc.desc().batch_source || record.capabilities.offers(BRAIN_FEATURE_BATCH_SOURCE),
                     ErrorCode::Unsupported, "backend \"", backend.plugin_name(),
@@ -84,6 +86,11 @@ struct TrainingSession::Impl {
         BRAIN_CHECK(opened, ErrorCode::PluginFailure, "plugin \"", backend.plugin_name(),
                     "\" reported success from session_open but returned no session");
         session = opened;
+        batches = (rows + config.batch_size - 1) / config.batch_size;
+        run_epochs = config.epochs;
+        base_rate = network.optimizer().learning_rate;
+        rate = base_rate;
+        step_rates = offers_step_learning_rates(*plugin);
     }
     ~Impl() { close(); }
 
@@ -130,12 +137,7 @@ TrainingSession::TrainingSession(const Network& network, const Dataset& data, co
         "lower the batch size, use a smaller network or data set, or free memory");
     m_impl->resolve(network);
     SessionDescriptor desc(network, data, config, m_impl->backend);
-    m_impl->open(network, desc);
-    m_impl->batches = (data.size() + config.batch_size - 1) / config.batch_size;
-    m_impl->run_epochs = config.epochs;
-    m_impl->base_rate = network.optimizer().learning_rate;
-    m_impl->rate = m_impl->base_rate;
-    m_impl->step_rates = offers_step_learning_rates(*m_impl->plugin);
+    m_impl->open(network, desc, config, data.size());
 }
 
 TrainingSession::TrainingSession(const Network& network, const StreamingDataset& data, const TrainConfig& config,
@@ -156,12 +158,7 @@ TrainingSession::TrainingSession(const Network& network, const StreamingDataset&
                                                             config.shuffle);
     m_impl->resolve(network);
     SessionDescriptor desc(network, *m_impl->reader->source(), config, m_impl->backend);
-    m_impl->open(network, desc);
-    m_impl->batches = (data.size() + config.batch_size - 1) / config.batch_size;
-    m_impl->run_epochs = config.epochs;
-    m_impl->base_rate = network.optimizer().learning_rate;
-    m_impl->rate = m_impl->base_rate;
-    m_impl->step_rates = offers_step_learning_rates(*m_impl->plugin);
+    m_impl->open(network, desc, config, data.size());
 }
 
 TrainingSession::~TrainingSession() = default;

@@ -14,18 +14,20 @@ class BackendSession {
 public:
     explicit BackendSession(const brain_session_desc& desc);
 
-    float train_epoch();
-    void set_learning_rate(float learning_rate);
-    void set_step_learning_rates(const float* rates, std::uint64_t count);
+    float train_epoch() { return m_session->train_epoch(); }
+    void set_learning_rate(float learning_rate) { m_session->set_learning_rate(learning_rate); }
+    void set_step_learning_rates(const float* rates, std::uint64_t count) {
+        m_session->set_step_learning_rates(rates, count);
+    }
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
-                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
-    brain_session_stats stats() const noexcept;
-    // Stats of device `index` of this process's devices (one for a single-device session).
-    brain_session_stats device_stats(std::uint32_t index) const;
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step) {
+        m_session->checkpoint(parameters, parameter_count, optimizer_state, optimizer_state_count, out_step);
+    }
+    brain_session_stats stats() const noexcept { return m_session->stats(); }
+    brain_session_stats device_stats(std::uint32_t index) const { return m_session->device_stats(index); }
 
 private:
-    std::unique_ptr<CudaSession> m_single;
-    std::unique_ptr<DataParallelSession> m_parallel;
+    std::unique_ptr<SessionBase> m_session; // a CudaSession or a DataParallelSession
 };
 
 } // namespace brain::cuda

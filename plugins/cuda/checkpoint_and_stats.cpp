@@ -74,7 +74,9 @@ brain_session_stats CudaSession::stats() const noexcept {
     facts.workspace_bytes = m_allocator.peak(MemoryKind::Workspace);
     facts.budget_bytes = m_plan.budget_bytes;
     facts.arithmetic = arithmetic();
-    return m_counters.stats(facts);
+    brain_session_stats out = m_counters.stats(facts);
+    out.devices = 1;
+    return out;
 }
 
 std::string CudaSession::arithmetic() const {

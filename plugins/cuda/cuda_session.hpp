@@ -13,6 +13,7 @@
 #include "device_scalars.h"
 #include "kernel_module.hpp"
 #include "lt_matmul.hpp"
+#include "session_base.hpp"
 
 #include <brain/plugin_abi.h>
 #include <brain/session_counters.hpp>
@@ -29,28 +30,25 @@ namespace brain::cuda {
 bool fused_epoch_pays(const sdk::SessionPlan& plan);
 
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
-class CudaSession {
+class CudaSession final : public SessionBase {
 public:
     // replica_rows > 0: one device's part of a data-parallel session (data_parallel_session.hpp), whose share of a
     // batch is at most replica_rows rows: the cuBLAS path, epochs driven batch by batch by the replica_* calls below.
     explicit CudaSession(const brain_session_desc& desc, std::size_t replica_rows = 0);
-    ~CudaSession();
-    CudaSession(const CudaSession&) = delete;
-    CudaSession& operator=(const CudaSession&) = delete;
+    ~CudaSession() override;
 
-    // One epoch; returns the sample-weighted mean loss, the only value read back. NUMERICAL on NaN/inf.
-    float train_epoch();
-    // Use `learning_rate` from the next optimizer step on: every entry of the device's rate array (every epoch path
-    // reads each step's rate there, so nothing is re-captured or re-launched differently).
-    void set_learning_rate(float learning_rate);
-    // The rates of the next epoch's steps, one per batch (ABI 1.2), copied to the device's rate array before the
-    // epoch's launch; afterwards the last one stays in effect.
-    void set_step_learning_rates(const float* rates, std::uint64_t count);
-    // Copy parameters, optimizer state and the step count to the host (the only copy of the weights back).
+    // Only the epoch's mean loss is read back.
+    float train_epoch() override;
+    // Every entry of the device's rate array: every epoch path reads each step's rate there, so nothing is
+    // re-captured or re-launched differently.
+    void set_learning_rate(float learning_rate) override;
+    // Copied to the device's rate array before the epoch's launch.
+    void set_step_learning_rates(const float* rates, std::uint64_t count) override;
+    // The only copy of the weights back.
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
-                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
-    // Measured figures of this session.
-    brain_session_stats stats() const noexcept;
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step) override;
+    // One device's figures.
+    brain_session_stats stats() const noexcept override;
 
     // A replica's epoch (data_parallel_replica.cpp), enqueued on its stream without waiting: the batch order, then
     // per batch its share's gradient (layer_done(l) runs as layer l's gradient is enqueued, so the caller can sum

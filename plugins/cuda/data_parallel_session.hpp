@@ -8,6 +8,7 @@
 #include "cuda_session.hpp"
 #include "data_parallel_plan.hpp"
 #include "nccl_library.hpp"
+#include "session_base.hpp"
 
 #include <brain/plugin_abi.h>
 #include <brain/session_counters.hpp>
@@ -24,22 +25,23 @@ std::vector<int> requested_devices(const brain_session_desc& desc);
 // narrow layers): data parallelism does not pay for them.
 bool fused_shape(const DevicePlan& plan);
 
-class DataParallelSession {
+class DataParallelSession final : public SessionBase {
 public:
     // Checks the devices, the budget on every device (before anything is allocated), loads NCCL, meets the other
     // ranks at desc.rendezvous when world_size > 1, then opens one replica per device and the communicators.
     DataParallelSession(const brain_session_desc& desc, const std::vector<int>& devices);
-    ~DataParallelSession();
-    DataParallelSession(const DataParallelSession&) = delete;
-    DataParallelSession& operator=(const DataParallelSession&) = delete;
+    ~DataParallelSession() override;
 
-    float train_epoch();
-    void set_learning_rate(float learning_rate);
-    void set_step_learning_rates(const float* rates, std::uint64_t count);
+    // Every device trains its share of each batch; the gradients are summed before each step.
+    float train_epoch() override;
+    void set_learning_rate(float learning_rate) override;
+    void set_step_learning_rates(const float* rates, std::uint64_t count) override;
+    // The first device's copy: every device holds the same weights.
     void checkpoint(float* parameters, std::uint64_t parameter_count, float* optimizer_state,
-                    std::uint64_t optimizer_state_count, std::uint64_t* out_step);
-    brain_session_stats stats() const noexcept;
-    brain_session_stats device_stats(std::uint32_t index) const;
+                    std::uint64_t optimizer_state_count, std::uint64_t* out_step) override;
+    // Transfers added up over the devices, memory the largest device's, times the session's.
+    brain_session_stats stats() const noexcept override;
+    brain_session_stats device_stats(std::uint32_t index) const override;
 
 private:
     struct Device {

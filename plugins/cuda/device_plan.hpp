@@ -41,6 +41,11 @@ struct DevicePlan : sdk::SessionPlan {
     std::uint64_t dataset_bytes() const noexcept;
     // Batches an epoch has.
     std::size_t batch_count() const noexcept;
+    // The data set row at `position` of epoch `epoch`'s batch order (the seeded shuffle, or the file's order).
+    std::size_t row_at(std::uint64_t epoch, std::size_t position) const noexcept {
+        return config.shuffle ? static_cast<std::size_t>(brain_shuffle_index(config.seed, epoch, rows, position))
+                              : position;
+    }
 
     // Mixed precision (precision bf16): float32 parameters, gradients and optimizer state with a bf16 copy of the
     // parameters, in the padded layout; bf16 inputs, activations and deltas; float32 output layer and targets.

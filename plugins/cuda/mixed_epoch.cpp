@@ -227,11 +227,7 @@ void CudaSession::stage_mixed_batch(std::size_t slot, std::uint64_t epoch, std::
         std::memcpy(ts, m_fetch_t.data(), rows * out * sizeof(float));
     } else {
         for (std::size_t r = 0; r < rows; ++r) {
-            const std::size_t p = start + r;
-            const std::size_t row =
-                plan.config.shuffle
-                    ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
-                    : p;
+            const std::size_t row = plan.row_at(epoch, start + r);
             const float* features = m_host_features.data() + row * in;
             for (std::size_t c = 0; c < in; ++c) xs[r * in + c] = to_bf16(features[c]);
             std::memcpy(ts + r * out, m_host_targets.data() + row * out, out * sizeof(float));

@@ -79,11 +79,7 @@ void CudaSession::host_rows(std::uint64_t epoch, std::size_t start, std::size_t 
         return;
     }
     for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t p = start + r;
-        const std::size_t row =
-            plan.config.shuffle
-                ? static_cast<std::size_t>(brain_shuffle_index(plan.config.seed, epoch, plan.rows, p))
-                : p;
+        const std::size_t row = plan.row_at(epoch, start + r);
         std::memcpy(x + r * in, m_host_features.data() + row * in, in * sizeof(float));
         std::memcpy(t + r * out, m_host_targets.data() + row * out, out * sizeof(float));
     }

@@ -1,27 +1,10 @@
 /* Deliberately broken plugins for the loader tests, one variant per compile definition. Written in C to prove
  * that the ABI needs nothing from C++. */
-#include <brain/plugin_abi.h>
+#include "plugin_error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct brain_error {
-    int32_t code;
-    char message[256];
-};
-
-static brain_error* make_error(int32_t code, const char* message) {
-    brain_error* e = (brain_error*)malloc(sizeof(brain_error));
-    if (!e) return NULL;
-    e->code = code;
-    strncpy(e->message, message, sizeof(e->message) - 1);
-    e->message[sizeof(e->message) - 1] = '\0';
-    return e;
-}
-
-static int32_t error_code(const brain_error* e) { return e->code; }
-static const char* error_message(const brain_error* e) { return e->message; }
-static void error_destroy(brain_error* e) { free(e); }
 static brain_error* initialize(const brain_host_api* host) {
     (void)host;
 #ifdef BROKEN_INIT_FAILS

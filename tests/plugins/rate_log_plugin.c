@@ -1,15 +1,10 @@
 /* libbrain_ratelog.so: a test plugin that changes its learning rate only through session_set_learning_rate (as a
  * plugin of ABI 1.1 does: no capabilities, no per-step rates) and reports, as each epoch's "loss", the rate that
  * epoch trained at; its weights never change. The schedule tests read from it which rate the core set per epoch. */
-#include <brain/plugin_abi.h>
+#include "plugin_error.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct brain_error {
-    int32_t code;
-    char message[256];
-};
 
 struct brain_session {
     float* parameters;
@@ -22,18 +17,6 @@ struct brain_session {
     float rate;
 };
 
-static brain_error* make_error(int32_t code, const char* message) {
-    brain_error* e = (brain_error*)malloc(sizeof(brain_error));
-    if (!e) return NULL;
-    e->code = code;
-    strncpy(e->message, message, sizeof(e->message) - 1);
-    e->message[sizeof(e->message) - 1] = '\0';
-    return e;
-}
-
-static int32_t error_code(const brain_error* e) { return e->code; }
-static const char* error_message(const brain_error* e) { return e->message; }
-static void error_destroy(brain_error* e) { free(e); }
 static brain_error* initialize(const brain_host_api* host) {
     (void)host;
     return NULL;

@@ -44,3 +44,25 @@ inline std::optional<std::string> no_gpu_reason() {
     do {                                                                                                           \
         if (const auto reason_ = ::brain::test::no_gpu_reason()) BRAIN_SKIP(*reason_);                            \
     } while (false)
+
+namespace brain::test {
+
+// An output layer, the loss it trains under and its width: one case of the GPU parity tests.
+struct OutputHead {
+    Activation output;
+    Loss loss;
+    std::size_t width;
+};
+
+// Every hidden activation, each of which the GPU parity tests train.
+inline constexpr Activation k_hidden_activations[] = {Activation::Linear,  Activation::Relu, Activation::LeakyRelu,
+                                                      Activation::Sigmoid, Activation::Tanh, Activation::Gelu};
+
+// The batch size a BudgetExceeded message names as the largest that fits; the message must name one.
+inline std::size_t largest_batch_named(const std::string& message) {
+    const auto at = message.find("largest batch size that fits is ");
+    REQUIRE(at != std::string::npos);
+    return std::stoul(message.substr(at + 32));
+}
+
+} // namespace brain::test

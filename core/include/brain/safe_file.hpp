@@ -46,6 +46,8 @@ public:
 
 private:
     void abandon() noexcept;
+    // Abandons the file and throws the IoError of a write that failed with `err`.
+    [[noreturn]] void fail_write(int err);
     std::filesystem::path m_target;
     std::vector<std::filesystem::path> m_inputs;
     std::filesystem::path m_temp;

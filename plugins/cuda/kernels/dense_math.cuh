@@ -103,6 +103,28 @@ static __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
+// A stored delta in float32: a float32 one as it is, a bf16 one widened.
+static __device__ __forceinline__ float delta_value(float value) { return value; }
+static __device__ __forceinline__ float delta_value(brain_bf16 value) { return brain_from_bf16(value); }
+
+// db[j] = sum over rows of delta[r][j], in float32. Block (32, 8): a column per x thread, rows strided over y, then
+// a fixed tree over y, so the sum is deterministic and in the same order for float32 and bf16 deltas.
+template <class Delta>
+static __device__ void column_sums(const Delta* delta, float* db, unsigned rows, unsigned width) {
+    __shared__ float partial[8][33];
+    const unsigned j = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.0f;
+    if (j < width)
+        for (unsigned r = threadIdx.y; r < rows; r += 8) s += delta_value(delta[(brain_u64)r * width + j]);
+    partial[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < width) {
+        float total = 0.0f;
+        for (int y = 0; y < 8; ++y) total += partial[y][threadIdx.x];
+        db[j] = total;
+    }
+}
+
 // a = softmax(z) over one row of n values, by one warp.
 static __device__ void softmax_row_warp(const float* z, float* a, unsigned n, unsigned lane) {
     float m = BRAIN_NEG_INF;

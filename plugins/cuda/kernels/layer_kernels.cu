@@ -106,21 +106,9 @@ extern "C" __global__ void brain_backprop_softmax(float* delta, const float* a, 
     for (unsigned i = lane; i < width; i += BRAIN_WARP) dr[i] = ar[i] * (dr[i] - dot);
 }
 
-// db[j] = sum over rows of delta[r][j]. Block (32, 8): a column per x thread, rows strided over y, then a fixed
-// tree over y, so the sum is deterministic.
+// db[j] = sum over rows of delta[r][j] (column_sums: block (32, 8), a deterministic order).
 extern "C" __global__ void brain_column_sums(const float* delta, float* db, unsigned rows, unsigned width) {
-    __shared__ float partial[8][33];
-    const unsigned j = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.0f;
-    if (j < width)
-        for (unsigned r = threadIdx.y; r < rows; r += 8) s += delta[(brain_u64)r * width + j];
-    partial[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && j < width) {
-        float total = 0.0f;
-        for (int y = 0; y < 8; ++y) total += partial[y][threadIdx.x];
-        db[j] = total;
-    }
+    column_sums(delta, db, rows, width);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -120,16 +120,5 @@ extern "C" __global__ void brain_backprop_activation_bf16(brain_bf16* delta, con
 // db[j] = sum over rows of a bf16 delta[r][j], in float32, in the fixed order of brain_column_sums.
 extern "C" __global__ void brain_column_sums_bf16(const brain_bf16* delta, float* db, unsigned rows,
                                                   unsigned width) {
-    __shared__ float partial[8][33];
-    const unsigned j = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.0f;
-    if (j < width)
-        for (unsigned r = threadIdx.y; r < rows; r += 8) s += brain_from_bf16(delta[(brain_u64)r * width + j]);
-    partial[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && j < width) {
-        float total = 0.0f;
-        for (int y = 0; y < 8; ++y) total += partial[y][threadIdx.x];
-        db[j] = total;
-    }
+    column_sums(delta, db, rows, width);
 }

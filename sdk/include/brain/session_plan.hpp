@@ -25,20 +25,24 @@ struct LayerPlan {
     std::size_t bias_offset = 0;   // b: outputs
 };
 
-// A validated session descriptor: what a session allocates follows from it alone. Owns copies of every field.
-struct SessionPlan {
+// What a session and a predictor plan alike: the validated model, its precision and the memory budget.
+struct ModelPlan {
     std::vector<LayerPlan> layers;
     int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
+    int32_t precision = BRAIN_PRECISION_FLOAT32;
+    std::size_t input_width = 0;
+    std::size_t parameter_count = 0;
+    std::uint64_t budget_bytes = 0;
+};
+
+// A validated session descriptor: what a session allocates follows from it alone. Owns copies of every field.
+struct SessionPlan : ModelPlan {
     brain_optimizer_desc optimizer{};
     brain_train_config config{};
-    int32_t precision = BRAIN_PRECISION_FLOAT32;
     std::size_t rows = 0;
-    std::size_t input_width = 0;
     std::size_t target_width = 0;
-    std::size_t parameter_count = 0;
     std::size_t state_count = 0;
-    std::size_t batch_rows = 0; // min(batch_size, rows): the largest batch the buffers must hold
-    std::uint64_t budget_bytes = 0;
+    std::size_t batch_rows = 0;  // min(batch_size, rows): the largest batch the buffers must hold
 #if BRAIN_ABI_VERSION_MINOR >= 2 // brain_batch_source arrived in ABI 1.2
     // Where the rows come from when the core streams them (BRAIN_FEATURE_BATCH_SOURCE): core-owned, valid until
     // session_close; null when the dataset view holds the rows.
@@ -240,15 +244,9 @@ inline SessionPlan plan_session(const brain_session_desc& desc) {
 #if BRAIN_ABI_VERSION_MINOR >= 2 // predictor_open arrived in ABI 1.2
 // A validated predictor descriptor (predictor_open): the layers with their parameter offsets, the widths and the
 // most rows one predictor_run call passes. Owns copies of every field.
-struct PredictorPlan {
-    std::vector<LayerPlan> layers;
-    int32_t loss = BRAIN_LOSS_MEAN_SQUARED_ERROR;
-    int32_t precision = BRAIN_PRECISION_FLOAT32;
-    std::size_t input_width = 0;
+struct PredictorPlan : ModelPlan {
     std::size_t output_width = 0;
-    std::size_t parameter_count = 0;
     std::size_t max_batch_rows = 0;
-    std::uint64_t budget_bytes = 0;
 };
 
 // Validate a predictor descriptor (pointers, layer chain, activation/loss pair, parameter count, precision value,
