@@ -1,14 +1,15 @@
 // The shape grid of brain_bench --grid: the same points as bench/torch_mlp.py's grid(), drawn by the same
-// integer-only generator (splitmix64), so both sides agree on every shape without sharing a file.
+// integer-only generator (splitmix64), so both sides agree on every shape without sharing a file. Standard library
+// only: brain_gemm_rate, which must not link brain::core, draws the same points from it.
 #pragma once
 
-#include <brain/types.hpp>
-
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {

@@ -4,7 +4,9 @@
 // by brain's whole step time. For the small configs (seed16 ... x1024), which brain trains in its fused epoch
 // kernel, the same figures bound the step from the other side: what the step's products alone cost as the vendor's
 // library runs them, one after another and as one CUDA graph, and (--once, under Nsight Compute) each product's
-// kernels alone.
+// kernels alone. The shape grid's points (bench_grid.hpp: g00, g01, ... or grid, drawn by --grid-points and
+// --grid-seed as brain_bench draws them) are measured the same way: tools/perf/grid-compare --floors sets the step
+// time of PyTorch's CUDA-graph loop on each point against the floor its products alone set.
 //
 // It links only the CUDA runtime and cuBLAS, never brain::core, so the reference cannot inherit brain's overheads
 // (or its bugs). The calls mirror plugins/cuda/cuda_session.cpp (same transposes, leading dimensions, compute type,
@@ -12,6 +14,8 @@
 //
 // One JSON line per config on stdout. Exit status: 0 measured; 2 bad usage or no usable GPU (one line on stderr
 // says which); 1 a CUDA or cuBLAS call failed (one line names the call and its status).
+#include "bench_grid.hpp"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -46,8 +50,8 @@ void check(cublasStatus_t status, const std::string& what) {
     throw Failure(what + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 
-// The MLPs of bench/brain_bench.cpp's workloads (bench/torch_mlp.py's): layer widths input..output, and the
-// batch.
+// The MLPs of bench/brain_bench.cpp's named workloads (bench/torch_mlp.py's) and of the shape grid's points: layer
+// widths input..output, and the batch.
 struct Mlp {
     std::vector<int> widths;
     int batch;
@@ -60,6 +64,14 @@ const std::map<std::string, Mlp>& mlps() {
         {"wide", {{1024, 4096, 4096, 16}, 1024}}, {"huge", {{4096, 8192, 8192, 8192, 16}, 4096}},
     };
     return m;
+}
+
+// A grid point's MLP: inputs, the hidden widths, outputs; its batch.
+Mlp grid_mlp(const bench::Workload& w) {
+    Mlp mlp{{static_cast<int>(w.inputs)}, static_cast<int>(w.batch)};
+    for (std::size_t h : w.hidden) mlp.widths.push_back(static_cast<int>(h));
+    mlp.widths.push_back(static_cast<int>(w.outputs));
+    return mlp;
 }
 
 // One cublasGemmEx call in column-major terms, plus the row-major result it stands for (rows x cols, inner k).
@@ -322,7 +334,15 @@ int main(int argc, char** argv) {
     int calls = 0;
     std::string known;
     for (const auto& [name, mlp] : mlps()) known += (known.empty() ? "" : ", ") + name;
-    app.add_option("--configs", configs, "comma-separated, of: " + known)->capture_default_str();
+    // brain_bench's defaults, so that a point's name means the same shape in both tools.
+    std::size_t grid_points = 48;
+    std::uint64_t grid_seed = 1;
+    app.add_option("--configs", configs,
+                   "comma-separated, of: " + known + ", grid points g00,g01,... or grid (all of them)")
+        ->capture_default_str();
+    app.add_option("--grid-points", grid_points, "points of the shape grid (bench_grid.hpp), as brain_bench's")
+        ->capture_default_str();
+    app.add_option("--grid-seed", grid_seed, "seed of the shape grid, as brain_bench's")->capture_default_str();
     app.add_flag("--tf32", tf32, "use CUBLAS_COMPUTE_32F_FAST_TF32 (brain_bench --precision tf32) instead of 32F");
     app.add_option("--repeats", repeats, "timed runs per shape; the median is reported")
         ->capture_default_str()
@@ -335,18 +355,39 @@ int main(int argc, char** argv) {
                  "config/op/layer, for Nsight Compute (tools/perf/gemm-kernel-times)");
     CLI11_PARSE(app, argc, argv);
 
+    // The grid's work per point sets only its epochs, never a shape: brain_bench's default stands in.
+    const auto points = bench::grid(grid_points, grid_seed, 30'000'000'000ull);
+    const std::string accepted =
+        known + " (the workloads of brain_bench), grid or " +
+        (points.empty() ? std::string("no grid point") : "g00.." + points.back().first) + " (--grid-points " +
+        std::to_string(grid_points) + ")";
     std::vector<std::string> names;
+    std::vector<Mlp> chosen;
     std::stringstream list(configs);
     for (std::string name; std::getline(list, name, ',');) {
-        if (!mlps().count(name)) {
-            std::cerr << "error: unknown config \"" << name << "\"; expected one of " << known
-                      << " (the workloads of brain_bench)\n";
+        if (name == "grid") {
+            for (const auto& [point, w] : points) {
+                names.push_back(point);
+                chosen.push_back(grid_mlp(w));
+            }
+            continue;
+        }
+        if (const auto it = mlps().find(name); it != mlps().end()) {
+            names.push_back(name);
+            chosen.push_back(it->second);
+            continue;
+        }
+        const auto point =
+            std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first == name; });
+        if (point == points.end()) {
+            std::cerr << "error: unknown config \"" << name << "\"; expected one of " << accepted << "\n";
             return 2;
         }
         names.push_back(name);
+        chosen.push_back(grid_mlp(point->second));
     }
     if (names.empty()) {
-        std::cerr << "error: --configs is empty; expected a comma-separated list of " << known << "\n";
+        std::cerr << "error: --configs names no config; expected a comma-separated list of " << accepted << "\n";
         return 2;
     }
 
@@ -366,8 +407,8 @@ int main(int argc, char** argv) {
         // One set of buffers, sized for the largest operand of any GEMM measured, serves every call.
         std::vector<std::vector<Gemm>> plans;
         std::size_t elements = square_gemm().c_elements();
-        for (const std::string& name : names) {
-            plans.push_back(step_gemms(mlps().at(name)));
+        for (const Mlp& mlp : chosen) {
+            plans.push_back(step_gemms(mlp));
             for (const Gemm& g : plans.back())
                 elements = std::max({elements, g.a_elements(), g.b_elements(), g.c_elements()});
         }
@@ -420,7 +461,7 @@ int main(int argc, char** argv) {
             static_cast<double>(square.flops()) / timer.seconds_per_call(square, repeats) / 1e12;
 
         for (std::size_t i = 0; i < names.size(); ++i) {
-            const Mlp& mlp = mlps().at(names[i]);
+            const Mlp& mlp = chosen[i];
             std::uint64_t flops = 0;
             double seconds = 0.0;
             std::ostringstream shapes;

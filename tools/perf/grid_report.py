@@ -1,7 +1,10 @@
 """The report of tools/perf/grid-compare: reads OUT/brain.jsonl, band.jsonl, torch.jsonl (and path-*.jsonl,
-named-*.jsonl where present), writes OUT/grid.md, OUT/grid.json and OUT/grid.svg (ratio against multiply-adds per
-step, pure-python SVG) and prints a short table last. Standard library only.
-    python3 tools/perf/grid_report.py OUT DEV LOSS_TOL LIMIT_S ELAPSED_S
+named-*.jsonl, floors.jsonl where present), writes OUT/grid.md, OUT/grid.json and OUT/grid.svg (ratio against
+multiply-adds per step, pure-python SVG) and prints a short table last. Standard library only.
+    python3 tools/perf/grid_report.py OUT DEV LOSS_TOL LIMIT_S ELAPSED_S [BARRIER_US]
+With floors.jsonl (brain_gemm_rate on the points, grid-compare --floors), each point's step times against two
+floors: the step's matrix products alone as cuBLAS runs them in one CUDA graph, and, on the fused epoch kernel's
+points, its grid barriers (2L + 1 per step for L layers, the most the kernel places, x BARRIER_US, default 1.07).
 Exit status 1 when a measured point's losses disagree."""
 import json, math, os, statistics, sys
 
@@ -61,8 +64,59 @@ def plot(points, path, title):
     open(path, "w").write("\n".join(svg) + "\n")
 
 
+def add_floors(points, brain, floors, barrier_us):
+    """Per point: both sides' step times, the products' floor and the bound it sets, and the barrier floor where
+    brain ran its fused epoch kernel. Returns whether any point has a products' floor."""
+    graph = {}
+    for f in floors:
+        graph.setdefault(f["cfg"], []).append(f)
+    arithmetic = {b["cfg"]: b.get("stats", {}).get("arithmetic", "") for b in brain}
+    for p in points:
+        p["torch_step_us"] = p["batch"] / p["torch_samples_per_s"] * 1e6
+        p["brain_step_us"] = p["batch"] / p["brain_samples_per_s"] * 1e6
+        rows = graph.get(p["cfg"])
+        if rows:
+            p["products_floor_us"] = statistics.median(r["graph_seconds_per_step"] for r in rows) * 1e6
+            p["products_calls_us"] = statistics.median(r["gemm_seconds_per_step"] for r in rows) * 1e6
+            p["products_bound"] = p["torch_step_us"] / p["products_floor_us"]
+        if "fused epoch kernel" in arithmetic.get(p["cfg"], ""):
+            layers = len(p["hidden"]) + 1
+            p["barriers_per_step"] = 2 * layers + 1
+            p["barrier_floor_us"] = p["barriers_per_step"] * barrier_us
+    return any("products_floor_us" in p for p in points)
+
+
+def floors_sentence(points, barrier_us):
+    """What bounds the points below 5x: the products' bound where it is below 5x, else brain's step against the
+    two floors."""
+    below = sorted((p for p in points if p["ratio"] < 5), key=lambda q: q["ratio"])
+    text = (f"Floors: the products' floor is one step's matrix products alone, as cuBLAS runs them back to back in "
+            f"one CUDA graph (brain_gemm_rate); the bound, PyTorch's step / that floor, is the most brain / PyTorch "
+            f"could reach if brain's step were just those products. The barrier floor, on the points brain trains "
+            f"in its fused epoch kernel, is 2L + 1 grid barriers per step (L layers; the most the kernel places) "
+            f"x {barrier_us:g} µs. ")
+    if not below:
+        return text + "No point is below 5x."
+    bounded = [p for p in below if p.get("products_bound", math.inf) < 5]
+    unmeasured = [p for p in below if "products_bound" not in p]
+    others = [p for p in below if p.get("products_bound", 0) >= 5]
+    names = lambda group: f" ({', '.join(p['cfg'] for p in group)})" if group else ""
+    text += (f"Points below 5x: {len(below)}; with a products bound below 5x, bounded by the vendor library's rate: "
+             f"{len(bounded)}{names(bounded)}")
+    if unmeasured:
+        text += f"; without a products' floor: {len(unmeasured)}{names(unmeasured)}"
+    if others:
+        def against(p):
+            barrier = f", barrier floor {p['barrier_floor_us']:.1f} µs" if "barrier_floor_us" in p else ""
+            return (f"{p['cfg']} at {p['ratio']:.2f}x (bound {p['products_bound']:.1f}x), brain's step "
+                    f"{p['brain_step_us']:.1f} µs against products' floor {p['products_floor_us']:.1f} µs{barrier}")
+        text += "; the others, brain's step against the floors: " + "; ".join(against(p) for p in others)
+    return text + "."
+
+
 def main(argv):
     out, dev, tol, limit, elapsed = argv[1], argv[2], float(argv[3]), argv[4], argv[5]
+    barrier_us = float(argv[6]) if len(argv) > 6 else 1.07
     brain, band, torch = read(f"{out}/brain.jsonl"), read(f"{out}/band.jsonl"), read(f"{out}/torch.jsonl")
     env = open(f"{out}/env.txt").read().strip() if os.path.exists(f"{out}/env.txt") else ""
     points, bad = [], []
@@ -89,17 +143,32 @@ def main(argv):
         if fused and cublas:
             p["fused_samples_per_s"], p["cublas_samples_per_s"] = fused, cublas
             p["fused_over_cublas"] = fused / cublas
+    floors = read(f"{out}/floors.jsonl")
+    has_floors = bool(floors) and add_floors(points, brain, floors, barrier_us)
     lines = [f"# brain / PyTorch on the shape grid ({dev})", "", env.replace("\n", "; "), ""]
+    sentence = ""
     if points:
         ratios = [p["ratio"] for p in points]
         lines.append(f"{len(points)} points: brain / PyTorch's fastest variant min **{min(ratios):.2f}x**, median "
                      f"**{statistics.median(ratios):.2f}x**, max **{max(ratios):.2f}x**; loss check: "
                      f"{sum(p['loss_check'] == 'ok' for p in points)} ok, {len(bad)} disagree")
+        if has_floors:
+            sentence = floors_sentence(points, barrier_us)
+            lines += ["", sentence]
+        floor_head = (" PyTorch µs / step | brain µs / step | products' floor µs | bound | barrier floor µs |"
+                      if has_floors else "")
         lines += ["", "| point | layers | batch | activation | loss | optimizer | multiply-adds / step | brain samples/s "
-                  "| PyTorch samples/s | ratio | losses brain / torch | check |" + (" fused / cuBLAS |" if paths["1"] else ""),
-                  "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|" + ("---:|" if paths["1"] else "")]
+                  "| PyTorch samples/s | ratio | losses brain / torch | check |" + (" fused / cuBLAS |" if paths["1"] else "")
+                  + floor_head,
+                  "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|" + ("---:|" if paths["1"] else "")
+                  + ("---:|---:|---:|---:|---:|" if has_floors else "")]
         for p in sorted(points, key=lambda q: q["macs_per_step"]):
             extra = f" {p['fused_over_cublas']:.2f}x |" if "fused_over_cublas" in p else (" |" if paths["1"] else "")
+            if has_floors:
+                extra += (f" {p['torch_step_us']:.1f} | {p['brain_step_us']:.1f} | " +
+                          (f"{p['products_floor_us']:.1f} | {p['products_bound']:.2f}x | " if "products_floor_us" in p
+                           else "- | - | ") +
+                          (f"{p['barrier_floor_us']:.1f} |" if "barrier_floor_us" in p else "- |"))
             lines.append(f"| {p['cfg']} | {p['shape']} | {p['batch']} | {p['act']} | {p['loss']} | {p['opt']} | "
                          f"{p['macs_per_step']:.3g} | {p['brain_samples_per_s']:,} | {p['torch_samples_per_s']:,} "
                          f"({p['torch_variant']}) | {p['ratio']:.2f}x | {p['brain_loss']:.4g} / {p['torch_loss']:.4g} "
@@ -118,18 +187,21 @@ def main(argv):
                              f"{statistics.median(a) / statistics.median(b):.3f}x |")
     skipped = open(f"{out}/skipped.txt").read().strip() if os.path.exists(f"{out}/skipped.txt") else ""
     lines += ["", f"time: {elapsed} s of the limit {limit} s" + (f"; not run: {skipped}" if skipped else "")]
-    open(f"{out}/grid.md", "w").write("\n".join(lines) + "\n")
+    open(f"{out}/grid.md", "w", encoding="utf-8").write("\n".join(lines) + "\n")
     json.dump(points, open(f"{out}/grid.json", "w"), indent=1)
     if points:
         plot(points, f"{out}/grid.svg", f"brain / PyTorch on the shape grid ({dev}, {len(points)} points)")
     # The short table, last.
     print("\n".join(lines[:5]))
+    if sentence:
+        print("\n" + sentence)
     if points:
         print(f"\n{'point':6} {'shape':18} {'act':10} {'loss':4} {'opt':5} {'MACs/step':>10} {'ratio':>7}  check")
         for p in sorted(points, key=lambda q: q["ratio"])[:10]:
             print(f"{p['cfg']:6} {p['shape']:18} {p['act']:10} {p['loss']:4} {p['opt']:5} {p['macs_per_step']:>10.3g} "
                   f"{p['ratio']:>6.2f}x  {p['loss_check']}" +
-                  (f"  fused/cuBLAS {p['fused_over_cublas']:.2f}x" if "fused_over_cublas" in p else ""))
+                  (f"  fused/cuBLAS {p['fused_over_cublas']:.2f}x" if "fused_over_cublas" in p else "") +
+                  (f"  bound {p['products_bound']:.2f}x" if "products_bound" in p else ""))
         print("(the 10 lowest ratios; every point in grid.md)")
     for line in lines:
         if line.startswith("| seed16") or line.startswith("| x") or line.startswith("| wide") or line.startswith("| huge"):
