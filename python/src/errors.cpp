@@ -44,8 +44,10 @@ void bind_errors(py::module_& m) {
     for (std::size_t i = 0; i < count; ++i) {
         const ErrorCode code = all[i];
         const std::string name(to_string(code));
-        py::tuple bases = builtin_base(code) ? py::make_tuple(py::handle(base), py::handle(builtin_base(code)))
-                                             : py::make_tuple(py::handle(base));
+        // Each branch made a py::tuple first: pybind11 3 types make_tuple's result by its arity.
+        py::tuple bases = builtin_base(code)
+                              ? py::tuple(py::make_tuple(py::handle(base), py::handle(builtin_base(code))))
+                              : py::tuple(py::make_tuple(py::handle(base)));
         const std::string qualified = "brain." + name;
         const std::string doc = "brain::Error with code ErrorCode." + name + ".";
         PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc.c_str(), bases.ptr(), nullptr);
