@@ -10,6 +10,7 @@
 #include "cuda_device.hpp"
 #include "cuda_plugin_log.hpp"
 #include "host_pinning.hpp"
+#include "test_hooks.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -95,6 +96,8 @@ CudaPredictor::CudaPredictor(const brain_predictor_desc& desc)
     for (std::size_t l = 0; l + 1 < plan.layers.size(); ++l)
         m_widest_hidden = std::max(m_widest_hidden, plan.layers[l].outputs);
     m_part_rows = part_rows_for(plan.max_batch_rows);
+    if (const unsigned parts = test_predict_parts())
+        m_part_rows = (plan.max_batch_rows + parts - 1) / parts;
     const bool bf16 = plan.precision == BRAIN_PRECISION_BF16;
 
     // The budget, before anything touches the device.

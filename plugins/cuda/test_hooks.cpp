@@ -89,6 +89,12 @@ bool test_withhold_head_shares() noexcept {
     return variable_is("BRAIN_CUDA_TEST_HEAD_SHARES", "0");
 }
 
+unsigned test_predict_parts() noexcept {
+    const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
+    if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;
+    return static_cast<unsigned>(value[0] - '0');
+}
+
 bool test_fused_profile_requested() noexcept {
     return variable_is("BRAIN_CUDA_FUSED_PROFILE", "1");
 }

@@ -34,6 +34,10 @@ std::string test_kernel_suffix();
 // memory budget has none, so that its head takes a backward phase of its own.
 bool test_withhold_head_shares() noexcept;
 
+// BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
+// measurements can compare part sizes; 0 when unset or out of range.
+unsigned test_predict_parts() noexcept;
+
 // BRAIN_CUDA_FUSED_PROFILE=1: the fused epoch kernel stamps the phases of the epoch's second step, and the session
 // logs them (fused_profile_text).
 bool test_fused_profile_requested() noexcept;
@@ -55,6 +59,9 @@ inline std::string test_kernel_suffix() {
 }
 constexpr bool test_withhold_head_shares() noexcept {
     return false;
+}
+constexpr unsigned test_predict_parts() noexcept {
+    return 0;
 }
 constexpr bool test_fused_profile_requested() noexcept {
     return false;
