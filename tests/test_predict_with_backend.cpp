@@ -250,6 +250,15 @@ TEST_CASE("a backend that pins memory gets page-locked rows: the core's staged b
           "[core]") {
     // Trained on the CPU plugin before the search path narrows to the test plugins.
     const auto standardised = trained(4, Activation::Linear, Activation::Linear, 3, Loss::MeanSquaredError);
+    // Features spread by about 1e-3: standardised, an input of 1e36 leaves float32's range.
+    auto tight = brain::Network::builder().input_size(4).dense(3, Activation::Linear).seed(4).build();
+    {
+        brain::Matrix features = rows_of(64, 4, 9);
+        for (auto& v : features.data()) v *= 1e-3f;
+        brain::Dataset data(features, brain::Matrix(64, 3, 0.5f));
+        data.standardize();
+        tight.fit(data, brain::TrainConfig{1, 16, true, 1});
+    }
     ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_BROKEN_PLUGIN_DIR));
     ScopedEnv only("BRAIN_PLUGIN_PATH_ONLY", std::string("1"));
     brain::test::ScratchDir dir("pinlog");
@@ -312,6 +321,14 @@ TEST_CASE("a backend that pins memory gets page-locked rows: the core's staged b
         BRAIN_REQUIRE_ERROR(ErrorCode::InvalidData, predictor.predict(bad),
                             "prediction on pinlog:0: input row 777, column 2 is -inf");
         CHECK(predictor.is_open());
+        // Finite rows whose standardised values overflow: the plugin refuses them, and no raw value is to blame.
+        brain::Predictor narrow(tight, pinlog, 16);
+        brain::Matrix huge = rows_of(40, 4, 2);
+        huge(21, 1) = 1e36f;
+        BRAIN_REQUIRE_ERROR(ErrorCode::NumericalError, narrow.predict(huge),
+                            "prediction on pinlog:0: rows 16 to 31",
+                            "finite but their standardised values are not");
+        CHECK(narrow.is_open());
     }
     const auto lines = read_pin_log(log);
     CHECK(count_of(lines, "pin") == count_of(lines, "unpin"));

@@ -274,6 +274,13 @@ Matrix Predictor::predict(const Matrix& inputs) {
                 const float* source = inputs.data().data() + running_begin * in;
                 const std::size_t bad = first_non_finite(source, running_rows * in);
                 if (bad < running_rows * in) refuse_non_finite(running_begin, bad);
+                // Finite rows the standardisation took out of float32's range: the plugin computed nothing.
+                if (p.standardization)
+                    BRAIN_THROW(
+                        ErrorCode::NumericalError, "prediction on ", p.backend.describe(), ": rows ", running_begin,
+                        " to ", running_begin + running_rows - 1,
+                        " are finite but their standardised values are not (the model's standard deviations "
+                        "are too small for them); check those rows against the training data");
             }
             p.closed_reason = "predictor_run failed (" + std::string(to_string(e.code())) + ")";
             p.close();
