@@ -91,17 +91,16 @@ void PinnedRows::release() noexcept {
 
 namespace {
 
-// Page-locks `bytes` at `memory` through the plugin; a guard that holds nothing when the plugin offers no pinning.
-PinnedRows::State* pin_through(const std::shared_ptr<detail::Plugin>& plugin, void* memory, std::size_t bytes,
-                               std::shared_ptr<PinnedRows::State>& out) {
-    out.reset();
+// Page-locks `bytes` at `memory` through the plugin; null when the plugin offers no pinning.
+std::shared_ptr<PinnedRows::State> pin_through(const std::shared_ptr<detail::Plugin>& plugin, void* memory,
+                                               std::size_t bytes) {
     if (!plugin->api().host_memory_pin || bytes == 0) return nullptr;
     plugin->check(plugin->api().host_memory_pin(memory, bytes));
-    out = std::make_shared<PinnedRows::State>();
-    out->plugin = plugin;
-    out->memory = memory;
-    out->bytes = bytes;
-    return out.get();
+    auto state = std::make_shared<PinnedRows::State>();
+    state->plugin = plugin;
+    state->memory = memory;
+    state->bytes = bytes;
+    return state;
 }
 
 } // namespace
@@ -146,9 +145,7 @@ struct Predictor::Impl {
         try {
             for (Stage& stage : stages) {
                 stage.storage = std::make_unique_for_overwrite<float[]>(rows * input_size);
-                std::shared_ptr<PinnedRows::State> state;
-                pin_through(plugin, stage.storage.get(), rows * input_size * sizeof(float), state);
-                stage.pin.m_state = std::move(state);
+                stage.pin.m_state = pin_through(plugin, stage.storage.get(), rows * input_size * sizeof(float));
             }
         } catch (const std::exception&) {
             // Not a failure of prediction: without page-locked slots the plugin copies the rows itself.
@@ -251,7 +248,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
     const bool staged = device && !direct && p.ensure_stages();
     const std::size_t step = staged ? p.stage_rows : p.batch_rows;
     const unsigned threads = device ? std::min(8u, detail::load_threads()) : 1u;
-    Matrix standardised[2];
+    std::vector<float> standardised[2]; // a host backend's standardised batches (the staged slots otherwise)
     std::future<void> running;
     std::size_t running_begin = 0, running_rows = 0;
     const auto run = [&p](const float* source, std::size_t n, float* target) {
@@ -330,23 +327,21 @@ Matrix Predictor::predict(const Matrix& inputs) {
     };
     for (std::size_t begin = 0, index = 0; begin < rows; begin += step, ++index) {
         const std::size_t n = std::min(step, rows - begin);
-        const float* source = inputs.data().data() + begin * in;
-        // The slot batch k - 1 read is free: finish() waited for it before batch k started.
-        float* slot = staged ? p.stages[index % 2].storage.get() : nullptr;
-        const std::size_t bad = prepare(begin, n, slot);
+        // Where the rows go before the backend reads them: a page-locked slot, a standardised copy, or nowhere.
+        // The buffer batch k - 1 read is free: finish() waited for it before batch k started.
+        float* copy = nullptr;
+        if (staged) {
+            copy = p.stages[index % 2].storage.get();
+        } else if (p.standardization) {
+            standardised[index % 2].resize(n * in);
+            copy = standardised[index % 2].data();
+        }
+        const std::size_t bad = prepare(begin, n, copy);
         if (bad < n * in) {
             finish();
             refuse_non_finite(begin, bad);
         }
-        if (staged) {
-            source = slot;
-        } else if (p.standardization) {
-            const auto first = inputs.data().begin() + static_cast<std::ptrdiff_t>(begin * in);
-            Matrix& chunk = standardised[index % 2];
-            chunk = Matrix(n, in, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(n * in)));
-            p.standardization->apply(chunk);
-            source = chunk.data().data();
-        }
+        const float* source = copy ? copy : inputs.data().data() + begin * in;
         finish();
         float* target = out.data().data() + begin * out_width;
         running_begin = begin;
@@ -379,8 +374,8 @@ PinnedRows Predictor::pin(const Matrix& rows) {
     PinnedRows guard;
     // The ABI takes a mutable address; the plugin only page-locks it and never writes through it.
     auto* memory = const_cast<float*>(rows.data().data());
-    if (pin_through(p.plugin, memory, rows.data().size() * sizeof(float), guard.m_state))
-        p.user_pins.push_back(guard.m_state);
+    guard.m_state = pin_through(p.plugin, memory, rows.data().size() * sizeof(float));
+    if (guard.m_state) p.user_pins.push_back(guard.m_state);
     return guard;
 }
 
