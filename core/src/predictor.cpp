@@ -248,6 +248,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
     const bool staged = device && !direct && p.ensure_stages();
     const std::size_t step = staged ? p.stage_rows : p.batch_rows;
     const unsigned threads = device ? std::min(8u, detail::load_threads()) : 1u;
+    const bool host_work = !plugin_checks || staged || p.standardization.has_value();
     std::vector<float> standardised[2]; // a host backend's standardised batches (the staged slots otherwise)
     std::future<void> running;
     std::size_t running_begin = 0, running_rows = 0;
@@ -346,7 +347,9 @@ Matrix Predictor::predict(const Matrix& inputs) {
         float* target = out.data().data() + begin * out_width;
         running_begin = begin;
         running_rows = n;
-        if (begin + n < rows) {
+        // With nothing for the host to do on the next batch (the plugin checks it, no copy), a helper thread
+        // would only add its start to every call.
+        if (begin + n < rows && host_work) {
             try {
                 running = std::async(std::launch::async, run, source, n, target);
                 continue;
