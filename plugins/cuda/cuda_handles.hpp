@@ -60,6 +60,13 @@ inline Event create_event() {
     return Event(event);
 }
 
+// An event that records time, for cudaEventElapsedTime.
+inline Event create_timing_event() {
+    cudaEvent_t event = nullptr;
+    check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+    return Event(event);
+}
+
 // A cuBLAS handle bound to the current device.
 inline CublasHandle create_cublas() {
     cublasHandle_t handle = nullptr;

@@ -13,6 +13,7 @@
 #include "test_hooks.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -29,6 +30,10 @@ constexpr unsigned threads_per_block = 256;
 constexpr unsigned rows_per_warp_block = threads_per_block / 32;
 // Cached part shapes: the two slots of the full part, and recent shorter ones.
 constexpr std::size_t max_cached_parts = 6;
+// The full part's products are timed in up to this many of cuBLASLt's algorithms at set-up; those below
+// tune_min_macs multiply-adds keep the heuristics' first, whose time is too short to rank by.
+constexpr int tune_candidates = 8;
+constexpr std::uint64_t tune_min_macs = std::uint64_t{1} << 24;
 
 using Bf16 = std::uint16_t;
 
@@ -183,14 +188,39 @@ CudaPredictor::CudaPredictor(const brain_predictor_desc& desc)
             "uploading the weights");
         check_cuda(cudaStreamSynchronize(stream), "uploading the weights");
     }
-    // The full part's products for both slots, planned now so that no call pays for it.
+    // The full part's products for both slots, planned and timed now so that no call pays for it.
     for (int slot = 0; slot < 2; ++slot) (void)part_for(m_part_rows, slot);
+    const std::string tuned = tune_full_part();
     log_message(1, "cuda predictor on device " + std::to_string(m_device) + " (" + m_kernels->architecture +
                        "): " + precision_name(plan.precision) + " products (cuBLASLt), weights " +
                        mib(m_allocator.peak(MemoryKind::Tensor)) + " with the rows in flight, calls of up to " +
                        std::to_string(plan.max_batch_rows) + " rows in parts of " + std::to_string(m_part_rows) +
                        ", workspace " + mib(m_workspace_bytes) + ", " +
-                       (m_use_graphs ? "a CUDA graph per repeated part shape" : "direct launches"));
+                       (m_use_graphs ? "a CUDA graph per repeated part shape" : "direct launches") + tuned);
+}
+
+std::string CudaPredictor::tune_full_part() {
+    // The products read the slot's inputs and write the activations: zeros in, so that no timing sees NaNs.
+    const std::uint64_t values = std::uint64_t{m_part_rows} * m_plan.input_width;
+    for (DeviceBuffer& x : m_x)
+        check_cuda(cudaMemsetAsync(x.get(), 0, 4 * values, m_compute.get()), "clearing a part's inputs");
+    if (m_x16.get())
+        check_cuda(cudaMemsetAsync(m_x16.get(), 0, 2 * values, m_compute.get()), "clearing a part's inputs");
+    Part& first = part_for(m_part_rows, 0);
+    Part& second = part_for(m_part_rows, 1);
+    std::string text;
+    for (std::size_t l = 0; l < first.forward.size(); ++l) {
+        const LtMatmul::Tuning tuning =
+            first.forward[l].tune(m_lt.get(), m_compute.get(), m_workspace.get(), m_workspace_bytes);
+        if (tuning.offered < 2) continue;
+        // The second slot's product has the same shape; its own timing only where its operands' alignment differs.
+        if (!second.forward[l].adopt_choice(first.forward[l]))
+            (void)second.forward[l].tune(m_lt.get(), m_compute.get(), m_workspace.get(), m_workspace_bytes);
+        text += "; layer " + std::to_string(l) + ": algorithm " + std::to_string(tuning.chosen + 1) + " of " +
+                std::to_string(tuning.offered) + ", " + std::to_string(tuning.chosen_us) +
+                " us against the first's " + std::to_string(tuning.first_us);
+    }
+    return text.empty() ? text : "; products timed at set-up" + text;
 }
 
 CudaPredictor::~CudaPredictor() {
@@ -223,6 +253,9 @@ CudaPredictor::Part CudaPredictor::plan_part(std::size_t rows, int slot) {
         const bool head = l + 1 == layers;
         const std::uint64_t in = layer.inputs, outputs = layer.outputs;
         void* output = head ? m_y.get() : m_hidden[l % 2].get();
+        const int candidates =
+            rows == m_part_rows && rows * in * outputs >= tune_min_macs && !test_predict_untuned() ? tune_candidates
+                                                                                                   : 1;
         LtProduct product;
         product.transa = CUBLAS_OP_T;
         product.transb = CUBLAS_OP_N;
@@ -239,11 +272,11 @@ CudaPredictor::Part CudaPredictor::plan_part(std::size_t rows, int slot) {
             LtProduct fused = product;
             fused.epilogue = relu ? LtEpilogue::ReluBias : LtEpilogue::Bias;
             fused.bias_or_grad = weights + element * m_layout.bias_offset[l];
-            chosen = LtMatmul::plan(m_lt.get(), fused, m_workspace_bytes);
+            chosen = LtMatmul::plan(m_lt.get(), fused, m_workspace_bytes, candidates);
         }
         part.bias_in_product.push_back(chosen.has_value());
         part.activation_in_product.push_back(chosen.has_value() && relu);
-        if (!chosen) chosen = LtMatmul::plan(m_lt.get(), product, m_workspace_bytes);
+        if (!chosen) chosen = LtMatmul::plan(m_lt.get(), product, m_workspace_bytes, candidates);
         if (!chosen) {
             // cuBLAS's own kernels for a product cuBLASLt has none for, on the same stream and workspace.
             chosen = LtMatmul::through_cublas(product);
@@ -334,12 +367,16 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
                                              " rows; this predictor was opened for at most " +
                                              std::to_string(plan.max_batch_rows) + " (max_batch_rows)");
     if (rows == 0) return;
+    const auto entered = std::chrono::steady_clock::now();
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     const std::size_t in = plan.input_width, out = plan.output_width;
     // No kernel of an earlier call is running (each call ends synchronised), so the host may zero the flag.
     auto* bad = static_cast<volatile unsigned*>(m_bad.get());
     *bad = 0;
     cudaStream_t compute = m_compute.get(), copy = m_copy.get();
+    Timeline timeline;
+    if constexpr (test_hooks_enabled)
+        if (test_predict_timeline()) timeline.begin(copy);
     // Page-locked rows (host_memory_pin, as the core's Predictor stages them) need no copy on the host: the copy
     // stream reads them directly, and the host only enqueues.
     const bool page_locked = is_page_locked(inputs, 4 * rows * in);
@@ -357,11 +394,14 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
             copy_rows(m_stage[slot].floats(), source, 4 * n * in);
             source = m_stage[slot].floats();
         }
+        timeline.mark(copy);
         check_cuda(cudaMemcpyAsync(m_x[slot].get(), source, 4 * n * in, cudaMemcpyHostToDevice, copy),
                    "copying a part's inputs to the device");
+        timeline.mark(copy);
         check_cuda(cudaEventRecord(m_copied[slot].get(), copy), "cudaEventRecord");
         check_cuda(cudaStreamWaitEvent(compute, m_copied[slot].get(), 0), "cudaStreamWaitEvent");
         Part& part = part_for(n, slot);
+        timeline.mark(compute);
         if (m_use_graphs && n == m_part_rows) {
             if (!part.graph) {
                 check_cuda(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal),
@@ -382,16 +422,60 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
         } else {
             enqueue_part(part);
         }
+        timeline.mark(compute);
         check_cuda(cudaEventRecord(m_consumed[slot].get(), compute), "cudaEventRecord");
         check_cuda(
             cudaMemcpyAsync(m_out.floats() + start * out, m_y.get(), 4 * n * out, cudaMemcpyDeviceToHost, compute),
             "copying a part's outputs back");
     }
+    timeline.mark(compute);
+    const auto enqueued = std::chrono::steady_clock::now();
     check_cuda(cudaStreamSynchronize(compute), "the prediction");
+    const auto synchronised = std::chrono::steady_clock::now();
     if (*bad)
         fail(BRAIN_ERR_INVALID_DATA, "predictor_run: an input of these " + std::to_string(rows) +
                                          " rows is NaN or infinite; every input must be finite");
     std::memcpy(outputs, m_out.floats(), 4 * rows * out);
+    if (timeline.active()) {
+        const auto returned = std::chrono::steady_clock::now();
+        const auto us = [](auto from, auto to) {
+            return std::chrono::duration<double, std::micro>(to - from).count();
+        };
+        log_message(1, timeline.text() + "; host: since the previous call returned " +
+                           (m_last_return.time_since_epoch().count() ? std::to_string(us(m_last_return, entered))
+                                                                     : std::string("-")) +
+                           " us, enqueue " + std::to_string(us(entered, enqueued)) + ", wait " +
+                           std::to_string(us(enqueued, synchronised)) + ", outputs out " +
+                           std::to_string(us(synchronised, returned)));
+        m_last_return = returned;
+    }
+}
+
+void CudaPredictor::Timeline::begin(cudaStream_t stream) {
+    m_events.push_back(create_timing_event());
+    check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
+}
+
+void CudaPredictor::Timeline::mark(cudaStream_t stream) {
+    if (m_events.empty()) return;
+    m_events.push_back(create_timing_event());
+    check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
+}
+
+std::string CudaPredictor::Timeline::text() const {
+    // Marks after the first: per part the copy's start and end, the products' start and end; the outputs' end.
+    const auto at = [this](std::size_t i) {
+        float ms = 0.0f;
+        (void)cudaEventElapsedTime(&ms, m_events[0].get(), m_events[i].get());
+        return std::to_string(static_cast<int>(ms * 1000.0f + 0.5f));
+    };
+    std::string text = "predict timeline (us from the call's start on the device)";
+    std::size_t i = 1;
+    for (std::size_t part = 0; i + 3 < m_events.size(); ++part, i += 4)
+        text += "; part " + std::to_string(part) + " copy " + at(i) + "-" + at(i + 1) + ", products " + at(i + 2) +
+                "-" + at(i + 3);
+    if (i < m_events.size()) text += "; outputs back by " + at(i);
+    return text;
 }
 
 } // namespace brain::cuda

@@ -12,8 +12,10 @@
 
 #include <brain/plugin_abi.h>
 #include <brain/session_plan.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace brain::cuda {
@@ -42,8 +44,22 @@ private:
         GraphExec graph;                         // captured at its first use, for the repeating shape only
     };
 
+    // Timing events of one call (test hook BRAIN_CUDA_TEST_PREDICT_TIMELINE): inactive, and free, unless begun.
+    class Timeline {
+    public:
+        void begin(cudaStream_t stream);
+        void mark(cudaStream_t stream);
+        bool active() const noexcept { return !m_events.empty(); }
+        std::string text() const;
+
+    private:
+        std::vector<Event> m_events;
+    };
+
     Part& part_for(std::size_t rows, int slot);
     Part plan_part(std::size_t rows, int slot);
+    // Time the full part's products in cuBLASLt's candidate algorithms and keep the fastest; the log's words.
+    std::string tune_full_part();
     void enqueue_part(const Part& part);
     unsigned elementwise_blocks(std::uint64_t count) const noexcept;
 
@@ -73,6 +89,7 @@ private:
     Event m_consumed[2];     // a slot's inputs were read by its part's products
     std::vector<Part> m_parts;
     bool m_use_graphs = true;
+    std::chrono::steady_clock::time_point m_last_return; // the timeline hook's previous call
 };
 
 } // namespace brain::cuda

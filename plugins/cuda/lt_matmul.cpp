@@ -3,6 +3,7 @@
 #include "test_hooks.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace brain::cuda {
 
@@ -37,7 +38,7 @@ LtHandle create_cublas_lt() {
 }
 
 std::optional<LtMatmul> LtMatmul::plan(cublasLtHandle_t handle, const LtProduct& product,
-                                       std::uint64_t workspace_bytes) {
+                                       std::uint64_t workspace_bytes, int candidates) {
     LtMatmul matmul;
     cublasLtMatmulDesc_t desc = nullptr;
     check_cublas(cublasLtMatmulDescCreate(&desc, product.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -83,16 +84,20 @@ std::optional<LtMatmul> LtMatmul::plan(cublasLtHandle_t handle, const LtProduct&
     set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(product.d.pointer));
     set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(product.d.pointer));
 
-    cublasLtMatmulHeuristicResult_t result{};
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(std::max(1, candidates)));
     int found = 0;
-    const cublasStatus_t status =
-        cublasLtMatmulAlgoGetHeuristic(handle, desc, matmul.m_a.get(), matmul.m_b.get(), matmul.m_d.get(),
-                                       matmul.m_d.get(), preference, 1, &result, &found);
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        handle, desc, matmul.m_a.get(), matmul.m_b.get(), matmul.m_d.get(), matmul.m_d.get(), preference,
+        static_cast<int>(results.size()), results.data(), &found);
     // NOT_SUPPORTED (or no result) is cuBLASLt's answer for a combination it has no kernel for.
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0))
         return std::nullopt;
     check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
-    matmul.m_algo = result.algo;
+    matmul.m_algo = results[0].algo;
+    if (found > 1)
+        for (int i = 0; i < found; ++i)
+            if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+                matmul.m_candidates.push_back(results[static_cast<std::size_t>(i)].algo);
     return matmul;
 }
 
@@ -126,6 +131,52 @@ void LtMatmul::run(cublasLtHandle_t handle, cublasHandle_t cublas, cudaStream_t 
                                 m_d.get(), m_pd, m_d.get(), &m_algo, workspace, workspace_bytes, stream);
     }
     check_cublas(status, what);
+}
+
+LtMatmul::Tuning LtMatmul::tune(cublasLtHandle_t handle, cudaStream_t stream, void* workspace,
+                                std::uint64_t workspace_bytes) {
+    Tuning tuning;
+    if (m_cublas || m_candidates.size() < 2) return tuning;
+    tuning.offered = m_candidates.size();
+    const Event start = create_timing_event(), stop = create_timing_event();
+    const float one = 1.0f, zero = 0.0f;
+    // One untimed run (a kernel's first launch loads its module), then the best of two: a candidate's time is its
+    // kernel's, not the first launch's.
+    const auto time_us = [&](const cublasLtMatmulAlgo_t& algo) -> float {
+        float best = -1.0f;
+        for (int run = 0; run < 3; ++run) {
+            check_cuda(cudaEventRecord(start.get(), stream), "cudaEventRecord");
+            const cublasStatus_t status =
+                cublasLtMatmul(handle, m_desc.get(), &one, m_pa, m_a.get(), m_pb, m_b.get(), &zero, m_pd, m_d.get(),
+                               m_pd, m_d.get(), &algo, workspace, workspace_bytes, stream);
+            // A candidate the heuristics offered but that cannot run here is skipped, not fatal.
+            if (status != CUBLAS_STATUS_SUCCESS) return -1.0f;
+            check_cuda(cudaEventRecord(stop.get(), stream), "cudaEventRecord");
+            check_cuda(cudaEventSynchronize(stop.get()), "timing a matrix product");
+            float ms = 0.0f;
+            check_cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+            if (run > 0 && (best < 0.0f || ms < best)) best = ms;
+        }
+        return best * 1000.0f;
+    };
+    for (std::size_t i = 0; i < m_candidates.size(); ++i) {
+        const float us = time_us(m_candidates[i]);
+        if (i == 0) tuning.first_us = tuning.chosen_us = us;
+        if (us >= 0.0f && (tuning.chosen_us < 0.0f || us < tuning.chosen_us)) {
+            tuning.chosen = i;
+            tuning.chosen_us = us;
+        }
+    }
+    m_algo = m_candidates[tuning.chosen];
+    return tuning;
+}
+
+bool LtMatmul::adopt_choice(const LtMatmul& tuned) noexcept {
+    if (m_candidates.size() != tuned.m_candidates.size()) return false;
+    for (std::size_t i = 0; i < m_candidates.size(); ++i)
+        if (std::memcmp(&m_candidates[i], &tuned.m_candidates[i], sizeof(cublasLtMatmulAlgo_t)) != 0) return false;
+    m_algo = tuned.m_algo;
+    return true;
 }
 
 } // namespace brain::cuda

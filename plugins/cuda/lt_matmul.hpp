@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cublasLt.h>
 #include <optional>
+#include <vector>
 
 namespace brain::cuda {
 
@@ -53,8 +54,9 @@ public:
     // The product with the algorithm cuBLASLt's heuristics rank first for it, given the operands' real alignment
     // and at most `workspace_bytes` of workspace; nullopt when cuBLASLt has none (an epilogue it does not offer for
     // these types), so that the caller can choose another form. GEMM_FAILED for any other failure.
+    // `candidates` > 1 keeps that many of the heuristics' algorithms for tune().
     static std::optional<LtMatmul> plan(cublasLtHandle_t handle, const LtProduct& product,
-                                        std::uint64_t workspace_bytes);
+                                        std::uint64_t workspace_bytes, int candidates = 1);
     // The same product (its epilogue must be None) through cublasGemmEx, whose kernels take any leading dimension
     // and alignment: for a product cuBLASLt has no algorithm for. run() then needs a cuBLAS handle bound to the
     // stream, with host pointer mode.
@@ -65,6 +67,19 @@ public:
              std::uint64_t workspace_bytes, const char* what) const;
     // Whether run() needs the cuBLAS handle.
     bool uses_cublas() const noexcept { return m_cublas; }
+    // Time each algorithm the heuristics offered (up to plan's `candidates`) on the planned operands, synchronously
+    // on `stream` and outside any capture (D is overwritten), and keep the fastest. For products run many times in
+    // one shape, where the heuristics' first choice is not always the fastest kernel. Returns the chosen
+    // candidate's index (0: the heuristics' first) and its time and the first's, in microseconds.
+    struct Tuning {
+        std::size_t chosen = 0;
+        std::size_t offered = 1;
+        float chosen_us = 0.0f;
+        float first_us = 0.0f;
+    };
+    Tuning tune(cublasLtHandle_t handle, cudaStream_t stream, void* workspace, std::uint64_t workspace_bytes);
+    // Adopt another plan's chosen algorithm when both offer the same candidates (the same shape and alignment).
+    bool adopt_choice(const LtMatmul& tuned) noexcept;
 
 private:
     using Desc = UniqueHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
@@ -73,6 +88,7 @@ private:
     Desc m_desc;
     Layout m_a, m_b, m_d;
     cublasLtMatmulAlgo_t m_algo{};
+    std::vector<cublasLtMatmulAlgo_t> m_candidates; // the heuristics' ranking, when more than one was asked for
     const void* m_pa = nullptr;
     const void* m_pb = nullptr;
     void* m_pd = nullptr;

@@ -95,6 +95,14 @@ unsigned test_predict_parts() noexcept {
     return static_cast<unsigned>(value[0] - '0');
 }
 
+bool test_predict_untuned() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_PREDICT_TUNE", "0");
+}
+
+bool test_predict_timeline() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_PREDICT_TIMELINE", "1");
+}
+
 bool test_fused_profile_requested() noexcept {
     return variable_is("BRAIN_CUDA_FUSED_PROFILE", "1");
 }

@@ -38,6 +38,14 @@ bool test_withhold_head_shares() noexcept;
 // measurements can compare part sizes; 0 when unset or out of range.
 unsigned test_predict_parts() noexcept;
 
+// BRAIN_CUDA_TEST_PREDICT_TUNE=0: a predictor keeps the heuristics' first algorithm for each product instead of
+// timing the candidates, so that measurements can compare the two.
+bool test_predict_untuned() noexcept;
+
+// BRAIN_CUDA_TEST_PREDICT_TIMELINE=1: each predictor call logs (debug level) when its parts' copies and products
+// ran on the device and how the host spent the call, so that measurements can see which step holds a call.
+bool test_predict_timeline() noexcept;
+
 // BRAIN_CUDA_FUSED_PROFILE=1: the fused epoch kernel stamps the phases of the epoch's second step, and the session
 // logs them (fused_profile_text).
 bool test_fused_profile_requested() noexcept;
@@ -62,6 +70,12 @@ constexpr bool test_withhold_head_shares() noexcept {
 }
 constexpr unsigned test_predict_parts() noexcept {
     return 0;
+}
+constexpr bool test_predict_untuned() noexcept {
+    return false;
+}
+constexpr bool test_predict_timeline() noexcept {
+    return false;
 }
 constexpr bool test_fused_profile_requested() noexcept {
     return false;
