@@ -9,14 +9,16 @@ too: cblas_sgemm, single-threaded, each product split in two as the plugin split
 threads never waiting for each other (a floor under brain's products). Rounds alternate. One JSON line per round
 and a last one with the medians.
 
-  python3 tools/perf/torch_gemm_share.py CONFIG [threads] [rounds]   (default 2 threads, 3 rounds)
+  python3 tools/perf/torch_gemm_share.py CONFIG [threads] [rounds] [--grid-points N --grid-seed S --grid-work W]
+      (default 2 threads, 3 rounds; CONFIG a named config or a shape-grid point gNN, drawn as bench/torch_mlp.py
+      draws it)
 """
 import ctypes, json, os, statistics, sys, threading, time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from torch_mlp import CONFIGS, train  # noqa: E402
+from torch_mlp import grid_options, resolve, train  # noqa: E402
 
 
 def products_ms(cfg, steps):
@@ -152,13 +154,12 @@ def openblas_products_ms(lib, cfg, steps, threads):
 
 
 def main():
-    name = sys.argv[1]
-    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    if name not in CONFIGS:
-        sys.exit(f"error: unknown config {name!r}; expected one of {', '.join(CONFIGS)}")
+    argv, points, seed, work = grid_options(sys.argv)
+    name = argv[1]
+    threads = int(argv[2]) if len(argv) > 2 else 2
+    rounds = int(argv[3]) if len(argv) > 3 else 3
+    cfg = resolve([name], points, seed, work)[name]
     torch.set_num_threads(threads)
-    cfg = CONFIGS[name]
     steps = cfg["n"] // cfg["batch"]
     lib = load_openblas()
     rows = []
