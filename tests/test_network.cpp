@@ -348,6 +348,24 @@ TEST_CASE("predict applies the network's standardisation to raw inputs", "[core]
                   {"2 feature columns", "3"});
 }
 
+TEST_CASE("predict reads a MatrixView of rows held elsewhere in place", "[core]") {
+    Network net =
+        Network::builder().input_size(3).dense(4, Activation::Tanh).dense(2, Activation::Linear).seed(5).build();
+    // Rows 1 and 2 of a buffer that is not a Matrix, with a NaN beyond the view that must never be read.
+    const std::vector<float> buffer{9, 9, 9, 0.5f, -1, 2, 3, 0.25f, -4, std::numeric_limits<float>::quiet_NaN()};
+    const brain::MatrixView view(buffer.data() + 3, 2, 3);
+    CHECK(view.size() == 6);
+    CHECK(view(1, 2) == -4.0f);
+    const Matrix copy{{0.5f, -1, 2}, {3, 0.25f, -4}};
+    CHECK(net.predict(view).data() == net.predict(copy).data());
+    CHECK(net.predict(brain::MatrixView(copy)).data() == net.predict(copy).data());
+    CHECK(net.predict(brain::MatrixView(buffer.data(), 0, 3)).rows() == 0);
+    require_error([&] { (void)net.predict(brain::MatrixView(buffer.data(), 2, 4)); }, ErrorCode::InvalidArgument,
+                  {"expected 3 input columns", "found 4"});
+    require_error([&] { (void)net.predict(brain::MatrixView(buffer.data() + 1, 3, 3)); }, ErrorCode::InvalidData,
+                  {"row 2, column 2", "nan"});
+}
+
 TEST_CASE("predict_classes: argmax for softmax, 0.5 threshold for one sigmoid", "[core]") {
     Network soft = Network::builder().input_size(2).dense(3, Activation::Softmax).build();
     // Logits: [x0, x1, -x0 - x1]

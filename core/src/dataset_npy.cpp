@@ -99,11 +99,11 @@ Matrix load_npy(const std::filesystem::path& path, const InputLimits& limits) {
     return out;
 }
 
-void save_npy(const std::filesystem::path& path, const Matrix& matrix, const std::vector<std::filesystem::path>& inputs) {
+void save_npy(const std::filesystem::path& path, MatrixView matrix,
+              const std::vector<std::filesystem::path>& inputs) {
     OutputFile file(path, inputs);
     file.write(detail::npy::float32_header(matrix.rows(), matrix.cols()));
-    const auto& data = matrix.data();
-    file.write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
+    file.write(std::string_view(reinterpret_cast<const char*>(matrix.data()), matrix.size() * sizeof(float)));
     file.commit();
 }
 

@@ -70,7 +70,7 @@ ClassificationMetrics classification_metrics(const std::vector<std::size_t>& tru
     return m;
 }
 
-RegressionMetrics regression_metrics(const Matrix& truth, const Matrix& predicted, std::vector<std::string> names) {
+RegressionMetrics regression_metrics(MatrixView truth, MatrixView predicted, std::vector<std::string> names) {
     BRAIN_CHECK_ARG(truth.rows() == predicted.rows() && truth.cols() == predicted.cols(),
                     "regression metrics: the true values are ", truth.rows(), " x ", truth.cols(),
                     " but the predictions are ", predicted.rows(), " x ", predicted.cols(),

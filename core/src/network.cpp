@@ -76,10 +76,9 @@ Matrix forward(const std::vector<LayerSpec>& layers, const std::vector<float>& p
 }
 
 // Rows [begin, end) of raw inputs as a new matrix, standardised when the network has a standardisation.
-Matrix prepared_rows(const Matrix& x, std::size_t begin, std::size_t end, const std::optional<Standardization>& s) {
-    const auto first = x.data().begin() + static_cast<std::ptrdiff_t>(begin * x.cols());
-    const auto last = x.data().begin() + static_cast<std::ptrdiff_t>(end * x.cols());
-    Matrix rows(end - begin, x.cols(), std::vector<float>(first, last));
+Matrix prepared_rows(MatrixView x, std::size_t begin, std::size_t end, const std::optional<Standardization>& s) {
+    const float* first = x.data() + begin * x.cols();
+    Matrix rows(end - begin, x.cols(), std::vector<float>(first, first + (end - begin) * x.cols()));
     if (s) s->apply(rows);
     return rows;
 }
@@ -100,7 +99,7 @@ bool Network::is_classifier() const noexcept {
     return out == Activation::Sigmoid || out == Activation::Softmax;
 }
 
-Matrix Network::predict(const Matrix& inputs) const {
+Matrix Network::predict(MatrixView inputs) const {
     validate();
     if (inputs.cols() != input_size()) {
         std::string names;
@@ -132,7 +131,7 @@ Matrix Network::predict(const Matrix& inputs) const {
     return out;
 }
 
-std::vector<std::size_t> Network::predict_classes(const Matrix& inputs) const {
+std::vector<std::size_t> Network::predict_classes(MatrixView inputs) const {
     BRAIN_CHECK_ARG(is_classifier(), "Network::predict_classes: the output layer is ",
                     m_layers.empty() ? std::string_view("missing") : to_string(m_layers.back().activation),
                     ", not a classifier (sigmoid or softmax); use predict for regression outputs");

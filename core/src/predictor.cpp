@@ -21,7 +21,7 @@ namespace brain {
 namespace {
 
 // The column count of raw inputs, checked before anything reaches a backend.
-void check_columns(const char* who, const Matrix& inputs, std::size_t input_size,
+void check_columns(const char* who, MatrixView inputs, std::size_t input_size,
                    const std::vector<std::string>& feature_names) {
     if (inputs.cols() == input_size) return;
     std::string names;
@@ -227,7 +227,7 @@ Predictor::~Predictor() = default;
 Predictor::Predictor(Predictor&&) noexcept = default;
 Predictor& Predictor::operator=(Predictor&&) noexcept = default;
 
-Matrix Predictor::predict(const Matrix& inputs) {
+Matrix Predictor::predict(MatrixView inputs) {
     BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "predictor was moved from; use the moved-to predictor");
     Impl& p = *m_impl;
     p.require_open();
@@ -244,7 +244,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
     // A plugin that checks its inputs (BRAIN_FEATURE_PREDICT_CHECKS_INPUTS) spares the host its pass over them; the
     // host scans a batch only when the plugin reports a non-finite input, to name its row and column.
     const bool plugin_checks = p.plugin->record().capabilities.offers(BRAIN_FEATURE_PREDICT_CHECKS_INPUTS);
-    const bool direct = !p.standardization && p.user_pinned(inputs.data().data(), rows * in);
+    const bool direct = !p.standardization && p.user_pinned(inputs.data(), rows * in);
     const bool staged = device && !direct && p.ensure_stages();
     const std::size_t step = staged ? p.stage_rows : p.batch_rows;
     const unsigned threads = device ? std::min(8u, detail::load_threads()) : 1u;
@@ -257,7 +257,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
     };
     // Throws InvalidData naming the input at index `bad` of the rows from `begin` on.
     const auto refuse_non_finite = [&](std::size_t begin, std::size_t bad) {
-        const float* source = inputs.data().data() + begin * in;
+        const float* source = inputs.data() + begin * in;
         BRAIN_THROW(ErrorCode::InvalidData, "prediction on ", p.backend.describe(), ": input row ",
                     begin + bad / in, ", column ", bad % in, " is ", source[bad], "; every input must be finite");
     };
@@ -269,7 +269,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
             running.get();
         } catch (const Error& e) {
             if (plugin_checks && e.code() == ErrorCode::InvalidData) {
-                const float* source = inputs.data().data() + running_begin * in;
+                const float* source = inputs.data() + running_begin * in;
                 const std::size_t bad = first_non_finite(source, running_rows * in);
                 if (bad < running_rows * in) refuse_non_finite(running_begin, bad);
                 // Finite rows the standardisation took out of float32's range: the plugin computed nothing.
@@ -296,7 +296,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
     // Checks rows [begin, begin + n) and, given a target, writes them there standardised (or as they are); the
     // index (within the batch) of the first non-finite input, or n * in.
     const auto prepare = [&](std::size_t begin, std::size_t n, float* target) {
-        const float* source = inputs.data().data() + begin * in;
+        const float* source = inputs.data() + begin * in;
         if (plugin_checks && !target) return n * in; // nothing to do on the host
         const std::size_t per_job = rows_per_job(in), jobs = (n + per_job - 1) / per_job;
         std::vector<std::size_t> first_bad(jobs, n * in);
@@ -342,7 +342,7 @@ Matrix Predictor::predict(const Matrix& inputs) {
             finish();
             refuse_non_finite(begin, bad);
         }
-        const float* source = copy ? copy : inputs.data().data() + begin * in;
+        const float* source = copy ? copy : inputs.data() + begin * in;
         finish();
         float* target = out.data().data() + begin * out_width;
         running_begin = begin;
@@ -370,14 +370,14 @@ Matrix Predictor::predict(const Matrix& inputs) {
     return out;
 }
 
-PinnedRows Predictor::pin(const Matrix& rows) {
+PinnedRows Predictor::pin(MatrixView rows) {
     BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "predictor was moved from; use the moved-to predictor");
     Impl& p = *m_impl;
     p.require_open();
     PinnedRows guard;
     // The ABI takes a mutable address; the plugin only page-locks it and never writes through it.
-    auto* memory = const_cast<float*>(rows.data().data());
-    guard.m_state = pin_through(p.plugin, memory, rows.data().size() * sizeof(float));
+    auto* memory = const_cast<float*>(rows.data());
+    guard.m_state = pin_through(p.plugin, memory, rows.size() * sizeof(float));
     if (guard.m_state) p.user_pins.push_back(guard.m_state);
     return guard;
 }
@@ -398,7 +398,7 @@ bool Predictor::is_open() const noexcept {
     return m_impl && m_impl->handle;
 }
 
-Matrix Network::predict_with_backend(const Matrix& inputs, const TrainingBackend& backend) const {
+Matrix Network::predict_with_backend(MatrixView inputs, const TrainingBackend& backend) const {
     // The columns before the backend opens; the values stream with the rows (Predictor::predict).
     check_columns("Network::predict_with_backend", inputs, input_size(), feature_names());
     // The batch never needs to be larger than the input.

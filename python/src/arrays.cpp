@@ -1,5 +1,6 @@
-// NumPy <-> brain::Matrix. brain::Matrix owns its storage, so data coming in is copied once into it (after a
-// conversion to C-contiguous float32 when the array is not already that); data going out is never copied: the
+// NumPy <-> brain::Matrix. Arguments that are only read (predict's rows, save_npy's matrix, metrics' values) are
+// viewed in place when they are C-contiguous float32 and converted once otherwise; data kept by the library (a
+// Dataset, parameters) is copied once into a Matrix, which owns its storage. Data going out is never copied: the
 // returned array views the Matrix, which the array keeps alive.
 #include "bindings.hpp"
 
@@ -9,13 +10,19 @@
 
 namespace brain::python {
 
-Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column) {
-    if (py::isinstance<Matrix>(obj)) return obj.cast<Matrix>();
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// `obj` as a C-contiguous float32 array: the object itself when it is one (no copy), else one conversion; its
+// shape as rows x cols. InvalidArgument naming `what` for anything that is not a 1-D or 2-D array of numbers.
+FloatArray float_rows(const py::handle& obj, const char* what, bool vector_is_column, std::size_t& rows,
+                      std::size_t& cols) {
     if (obj.is_none())
         throw Error(ErrorCode::InvalidArgument, std::string(what) + " is None; expected a 2-D array of numbers");
-    py::array_t<float, py::array::c_style | py::array::forcecast> array;
+    FloatArray array;
     try {
-        array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(obj);
+        array = FloatArray::ensure(obj);
     } catch (py::error_already_set&) {
         array = {};
     }
@@ -23,8 +30,6 @@ Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column)
         throw Error(ErrorCode::InvalidArgument, std::string(what) + ": expected a 2-D array of numbers, found " +
                                                     std::string(py::str(py::type::of(obj))) +
                                                     " that does not convert to float32");
-    std::size_t rows = 0;
-    std::size_t cols = 0;
     if (array.ndim() == 2) {
         rows = static_cast<std::size_t>(array.shape(0));
         cols = static_cast<std::size_t>(array.shape(1));
@@ -36,6 +41,16 @@ Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column)
         throw Error(ErrorCode::InvalidArgument, std::string(what) + ": expected a 2-D array (rows x columns), found " +
                                                     std::to_string(array.ndim()) + " dimensions");
     }
+    return array;
+}
+
+} // namespace
+
+Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column) {
+    if (py::isinstance<Matrix>(obj)) return obj.cast<Matrix>();
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    const FloatArray array = float_rows(obj, what, vector_is_column, rows, cols);
     Matrix out(rows, cols);
     if (rows * cols > 0) std::memcpy(out.data().data(), array.data(), rows * cols * sizeof(float));
     return out;
@@ -43,11 +58,15 @@ Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column)
 
 MatrixArg::MatrixArg(const py::handle& obj, const char* what, bool vector_is_column) {
     if (py::isinstance<Matrix>(obj)) {
-        m_matrix = &obj.cast<const Matrix&>();
-    } else {
-        m_owned = to_matrix(obj, what, vector_is_column);
-        m_matrix = &m_owned;
+        m_view = obj.cast<const Matrix&>();
+        return;
     }
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    FloatArray array = float_rows(obj, what, vector_is_column, rows, cols);
+    m_view = MatrixView(array.data(), rows, cols);
+    m_in_place = array.ptr() == obj.ptr();
+    m_array = std::move(array);
 }
 
 py::array_t<float> to_array(Matrix&& matrix) {

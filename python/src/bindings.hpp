@@ -39,16 +39,20 @@ void bind_devices(py::module_& m);
 // converted once to C-contiguous float32 if it is not already, and copied once into the Matrix's own storage.
 // A 1-D array is one column when `vector_is_column`, else one row. `what` names the argument in errors.
 Matrix to_matrix(const py::handle& obj, const char* what, bool vector_is_column);
-// A matrix argument read without a copy when it is a brain.Matrix (a reference to it), converted by to_matrix
-// otherwise. The referenced Matrix belongs to the Python object, which the caller's arguments keep alive.
+// A matrix argument read in place, without a copy, when it is a brain.Matrix or a C-contiguous float32 array
+// (through the buffer protocol); any other array-like is converted once, as to_matrix converts it. The viewed
+// memory belongs to the Python object, which the caller's arguments (and this object) keep alive.
 class MatrixArg {
 public:
     MatrixArg(const py::handle& obj, const char* what, bool vector_is_column);
-    const Matrix& get() const noexcept { return *m_matrix; }
+    MatrixView get() const noexcept { return m_view; }
+    // Whether the view is the object's own memory (a brain.Matrix, or an array that needed no conversion).
+    bool in_place() const noexcept { return m_in_place; }
 
 private:
-    Matrix m_owned;
-    const Matrix* m_matrix = nullptr;
+    py::object m_array; // the array viewed (the object itself, or its one conversion), held while it is read
+    MatrixView m_view;
+    bool m_in_place = true;
 };
 // A NumPy array viewing the matrix's storage without a copy; the array owns the matrix.
 py::array_t<float> to_array(Matrix&& matrix);

@@ -161,8 +161,8 @@ void bind_network(py::module_& m) {
 
     py::class_<PinnedRows>(
         m, "PinnedRows",
-        "A brain.Matrix page-locked for a backend's transfers (Predictor.pin); a context manager "
-        "that unpins on exit.")
+        "Rows (a brain.Matrix or a float32 array) page-locked for a backend's transfers (Predictor.pin); a context "
+        "manager that unpins on exit.")
         .def_property_readonly("pinned", &PinnedRows::pinned)
         .def("release", &PinnedRows::release)
         .def("__enter__", [](py::object self) { return self; })
@@ -190,12 +190,23 @@ void bind_network(py::module_& m) {
             py::arg("inputs"))
         .def(
             "pin",
-            [](Predictor& p, const Matrix& rows) {
+            [](Predictor& p, const py::handle& rows) {
+                const MatrixArg x(rows, "rows", false);
+                // Pinning a conversion would pin memory that is freed on return, and predict(rows) would not
+                // read it: only memory the caller holds can be pinned.
+                if (!x.in_place())
+                    throw Error(
+                        ErrorCode::InvalidArgument,
+                        "Predictor.pin: rows must be a brain.Matrix or a C-contiguous float32 array, found " +
+                            std::string(py::str(py::type::of(rows))) +
+                            " that would need a converted copy; pin numpy.ascontiguousarray(rows, "
+                            "dtype=numpy.float32) and pass that same array to predict");
                 py::gil_scoped_release release;
-                return p.pin(rows);
+                return p.pin(x.get());
             },
             py::arg("rows"), py::keep_alive<0, 2>(),
-            "Page-lock a brain.Matrix's rows so that predict(rows) hands them to the device without a host copy.")
+            "Page-lock a brain.Matrix's or a C-contiguous float32 array's rows so that predict(rows) hands them to "
+            "the device without a host copy.")
         .def_property_readonly("batch_rows", &Predictor::batch_rows)
         .def_property_readonly("backend", &Predictor::backend)
         .def("close", &Predictor::close)

@@ -1,5 +1,7 @@
-"""NumPy in and out: brain.Matrix and Dataset views share memory; outputs view the library's result; other dtypes
-and layouts are converted."""
+"""NumPy in and out: brain.Matrix and Dataset views share memory; rows to predict are read in place; outputs view
+the library's result; other dtypes and layouts are converted."""
+
+import os
 
 import numpy as np
 import pytest
@@ -27,6 +29,39 @@ def test_prediction_array_views_the_library_result():
     assert out.base is not None and out.flags.c_contiguous and out.dtype == np.float32
     out[0, 0] = 42.0  # writable and owned by the array's base
     assert out[0, 0] == 42.0
+
+
+def pinlog_runs(log):
+    """The addresses and row counts of the pinlog test plugin's predictor_run calls, in order."""
+    with open(log) as f:
+        return [(int(address, 16), int(rows)) for what, address, rows in (line.split() for line in f) if what == "run"]
+
+
+def test_predictor_reads_a_float32_array_in_place(tmp_path, monkeypatch):
+    """The rows a backend reads are the array's own memory: the pinlog test plugin predicts only from memory pinned
+    through it and logs the address of every call."""
+    plugins = os.environ.get("BRAIN_TEST_PLUGIN_DIR")
+    if not plugins or not os.path.isdir(plugins):
+        pytest.skip("BRAIN_TEST_PLUGIN_DIR (the test plugins' folder) is not set: run the suite through ctest")
+    log = tmp_path / "log"
+    monkeypatch.setenv("BRAIN_PLUGIN_PATH", plugins)
+    monkeypatch.setenv("BRAIN_PLUGIN_PATH_ONLY", "1")
+    monkeypatch.setenv("BRAIN_PINLOG_FILE", str(log))
+    net = brain.Network.builder().input_size(4).dense(5, "linear").dense(2, "linear").seed(2).build()
+    X = np.random.default_rng(3).normal(size=(1000, 4)).astype(np.float32)
+    begin, end = X.ctypes.data, X.ctypes.data + X.nbytes
+    with brain.Predictor(net, brain.TrainingBackend.plugin("pinlog", 0, 0), 256) as predictor:
+        with predictor.pin(X) as pinned:
+            assert pinned.pinned
+            log.unlink(missing_ok=True)
+            out = predictor.predict(X)
+        runs = pinlog_runs(log)
+        assert [rows for _, rows in runs] == [256, 256, 256, 232]
+        assert runs[0][0] == begin, "the first batch is the array's first row, not a copy"
+        assert all(begin <= address < end for address, _ in runs)
+        np.testing.assert_allclose(out, net.predict(X), rtol=1e-5, atol=1e-5)
+        with pytest.raises(brain.InvalidArgument, match="would need a converted copy"):
+            predictor.pin(X.astype(np.float64))
 
 
 def test_dataset_features_are_views_of_its_storage():

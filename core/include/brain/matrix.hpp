@@ -1,4 +1,5 @@
-// brain::Matrix: a dense row-major float32 matrix, the unit of data exchanged with the library.
+// brain::Matrix: a dense row-major float32 matrix, the unit of data exchanged with the library, and
+// brain::MatrixView, a read-only view of such values held elsewhere.
 #pragma once
 
 #include <brain/export.hpp>
@@ -38,6 +39,36 @@ private:
     std::size_t m_rows = 0;
     std::size_t m_cols = 0;
     std::vector<float> m_data;
+};
+
+// A read-only view of rows x cols row-major float32 values held elsewhere: a Matrix, a NumPy array, a memory map.
+// It never copies or owns them; the owner must keep them alive and unchanged while a call reads the view.
+class MatrixView {
+public:
+    MatrixView() = default;
+    // rows x cols values from `data` (rows * cols floats, row-major).
+    MatrixView(const float* data, std::size_t rows, std::size_t cols) noexcept
+        : m_data(data), m_rows(rows), m_cols(cols) {}
+    // The whole of a Matrix (implicit: every call that takes a view takes a Matrix).
+    MatrixView(const Matrix& matrix) noexcept // NOLINT(google-explicit-constructor)
+        : m_data(matrix.data().data()), m_rows(matrix.rows()), m_cols(matrix.cols()) {}
+
+    std::size_t rows() const noexcept { return m_rows; }
+    std::size_t cols() const noexcept { return m_cols; }
+    bool empty() const noexcept { return m_rows == 0; }
+    // rows() * cols(): the number of values.
+    std::size_t size() const noexcept { return m_rows * m_cols; }
+    // Element (r, c), unchecked.
+    float operator()(std::size_t r, std::size_t c) const noexcept { return m_data[r * m_cols + c]; }
+    // Row r.
+    std::span<const float> row(std::size_t r) const noexcept { return {m_data + r * m_cols, m_cols}; }
+    // The first value's address (the viewed storage).
+    const float* data() const noexcept { return m_data; }
+
+private:
+    const float* m_data = nullptr;
+    std::size_t m_rows = 0;
+    std::size_t m_cols = 0;
 };
 
 } // namespace brain

@@ -50,7 +50,7 @@ BRAIN_API ClassificationMetrics classification_metrics(const std::vector<std::si
                                                        std::vector<std::string> labels);
 
 // The metrics of predicted values against the true ones (same shape, at least one row); `names` may be empty.
-BRAIN_API RegressionMetrics regression_metrics(const Matrix& truth, const Matrix& predicted,
+BRAIN_API RegressionMetrics regression_metrics(MatrixView truth, MatrixView predicted,
                                                std::vector<std::string> names = {});
 
 // Loss over a data set and, for classifiers, accuracy and the classification metrics; for regressors the

@@ -93,14 +93,15 @@ public:
 
     // Outputs for raw input rows (the network's standardisation is applied). Runs on the host; needs no plugin.
     // Throws InvalidData for a non-finite input and NumericalError naming the row whose output is not finite.
-    Matrix predict(const Matrix& inputs) const;
+    // Takes a Matrix or a view of rows held elsewhere (a NumPy array), read in place.
+    Matrix predict(MatrixView inputs) const;
     // Outputs for raw input rows computed on `backend` (its precision included) by the plugin's predictor: the
     // weights go to the backend once and the rows stream through in batches that fit its memory budget
     // (brain::Predictor). Never falls back to the host; throws Unsupported when the plugin has no predictor
     // (plugins built against ABI 1.0 or 1.1). predict() stays the default.
-    Matrix predict_with_backend(const Matrix& inputs, const TrainingBackend& backend) const;
+    Matrix predict_with_backend(MatrixView inputs, const TrainingBackend& backend) const;
     // For classifiers: the predicted class index of each row (argmax; a single sigmoid output thresholds 0.5).
-    std::vector<std::size_t> predict_classes(const Matrix& inputs) const;
+    std::vector<std::size_t> predict_classes(MatrixView inputs) const;
     // Loss (the training loss) over a data set; for classifiers also accuracy, per-class precision, recall and F1,
     // their macro and weighted averages and the confusion matrix; for regressors RMSE, MAE and R^2 per output.
     Evaluation evaluate(const Dataset& data) const;

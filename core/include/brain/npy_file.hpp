@@ -19,7 +19,7 @@ BRAIN_API Matrix load_npy(const std::filesystem::path& path, const InputLimits& 
 
 // Writes `matrix` as a '<f4' C-order .npy file through OutputFile (whole or not at all; never over a symbolic
 // link, directory, device or one of `inputs`).
-BRAIN_API void save_npy(const std::filesystem::path& path, const Matrix& matrix,
+BRAIN_API void save_npy(const std::filesystem::path& path, MatrixView matrix,
                         const std::vector<std::filesystem::path>& inputs = {});
 
 // The feature rows of a NumPy .npz archive (its array "features") and their names (its "feature_names", empty when

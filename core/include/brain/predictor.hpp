@@ -11,8 +11,9 @@
 namespace brain {
 
 // Host memory page-locked for a backend's transfers (Predictor::pin): while it lives, rows inside it reach the
-// device without a staging copy. The matrix it was made for must keep its storage (no resize, no move-assign)
-// until the guard is released or destroyed. Unpins on destruction; movable, not copyable.
+// device without a staging copy. The memory it was made for (a Matrix's storage, or what a view shows) must stay
+// where it is (no resize, no move-assign, no free) until the guard is released or destroyed. Unpins on
+// destruction; movable, not copyable.
 class BRAIN_API PinnedRows {
 public:
     PinnedRows() noexcept;
@@ -58,13 +59,14 @@ public:
 
     // Outputs for raw input rows (the network's standardisation is applied), as Network::predict computes them,
     // the rows streamed through the backend batch by batch. InvalidArgument for a wrong column count, InvalidData
-    // for a non-finite input, NumericalError naming the row for a non-finite output.
-    Matrix predict(const Matrix& inputs);
+    // for a non-finite input, NumericalError naming the row for a non-finite output. Reads a view (a Matrix, a
+    // NumPy array) in place.
+    Matrix predict(MatrixView inputs);
     // Page-lock `rows`' storage for this backend's transfers, so that predict(rows) hands them to the device
     // without copying them on the host (a network with standardisation still stages its standardised rows).
     // A no-op guard (pinned() false) on a backend whose plugin offers no pinning (host backends; plugins built
     // against ABI 1.2 or older). Throws the backend's error when it cannot page-lock the memory.
-    PinnedRows pin(const Matrix& rows);
+    PinnedRows pin(MatrixView rows);
     // The most rows one call into the backend takes (what the budget allowed of the request).
     std::size_t batch_rows() const noexcept;
     // The backend this predictor runs on.
