@@ -7,7 +7,8 @@ They take scikit-learn's parameter names where these mean the same thing (``hidd
 ``memory_budget_mib``. They work in ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` (``get_params`` /
 ``set_params``, ``clone``), and pickle (the network travels as its JSON model file).
 
-Differences from scikit-learn's estimators: ``alpha`` (an L2 penalty added to the loss) has no equivalent and is not
+The weights start as scikit-learn's do (Glorot-uniform weights and biases). Differences from scikit-learn's
+estimators: ``alpha`` (an L2 penalty added to the loss) has no equivalent and is not
 offered; ``solver="lbfgs"`` and Nesterov momentum are not offered; X is converted once to C-contiguous float32 (the
 library's arithmetic) when it is not already. Training is epoch by epoch on one ``brain.TrainingSession``; each
 epoch is one pass over the data in mini-batches, as with scikit-learn's ``max_iter``.
@@ -104,20 +105,33 @@ class _BaseMLP(BaseEstimator):
             raise ValueError(f"batch_size must be 'auto' or a positive integer, got {self.batch_size!r}")
         return [int(s) for s in sizes]
 
-    def _build(self, n_inputs, n_outputs, output_activation, seed):
+    def _build(self, n_inputs, n_outputs, output_activation, seed, rng):
         builder = _brain.Network.builder().input_size(n_inputs)
         hidden = _activation(self.activation)
-        for units in self._check_parameters():
+        sizes = self._check_parameters()
+        for units in sizes:
             builder.dense(units, hidden)
         builder.dense(n_outputs, output_activation)
-        return builder.optimizer(self._optimizer()).seed(seed).build()
+        network = builder.optimizer(self._optimizer()).seed(seed).build()
+        # scikit-learn's initialisation, so that the estimator trains as scikit-learn's does: weights and biases
+        # uniform in +-sqrt(6 / (fan_in + fan_out)), sqrt(2 / ...) for logistic layers. (brain's own He initialisation
+        # with zero biases generalised about 2 points worse on held-out data in the estimator's benchmark.)
+        factor = 2.0 if self.activation == "logistic" else 6.0
+        widths = [n_inputs, *sizes, n_outputs]
+        parameters = []
+        for fan_in, fan_out in zip(widths, widths[1:]):
+            bound = np.sqrt(factor / (fan_in + fan_out))
+            parameters.append(rng.uniform(-bound, bound, (fan_in, fan_out)).T.ravel())  # brain's layout: out x in
+            parameters.append(rng.uniform(-bound, bound, fan_out))
+        network.set_parameters(np.concatenate(parameters).astype(np.float32))
+        return network
 
     def _fit_network(self, X, Y, output_activation):
         """Train a new network on float32 X (rows x features) and Y (rows x outputs); sets the fitted attributes."""
         self._check_parameters()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        network = self._build(X.shape[1], Y.shape[1], output_activation, seed)
+        network = self._build(X.shape[1], Y.shape[1], output_activation, seed, rng)
         X_val = Y_val = None
         if self.early_stopping:
             n_val = max(1, int(round(self.validation_fraction * X.shape[0])))

@@ -47,6 +47,28 @@ def test_binary_classifier_uses_one_sigmoid_output(blobs):
     assert clf.predict_proba(X).shape == (len(X), 2) and clf.score(X, y) > 0.95
 
 
+@pytest.mark.parametrize("activation, factor", [("relu", 6.0), ("logistic", 2.0)])
+def test_initial_weights_are_drawn_as_scikit_learn_draws_them(blobs, activation, factor):
+    """Weights and biases uniform in +-sqrt(factor / (fan_in + fan_out)); a learning rate too small to move them
+    leaves the initial draw in the fitted network."""
+    X, labels = blobs
+    clf = MLPClassifier(hidden_layer_sizes=(64, 32), activation=activation, learning_rate_init=1e-12, max_iter=1,
+                        random_state=3).fit(X, labels)
+    params, offset = clf.network_.parameters, 0
+    for fan_in, fan_out in ((4, 64), (64, 32), (32, 3)):
+        bound = np.sqrt(factor / (fan_in + fan_out))
+        w = params[offset:offset + fan_in * fan_out]
+        b = params[offset + fan_in * fan_out:offset + fan_in * fan_out + fan_out]
+        offset += fan_in * fan_out + fan_out
+        assert np.abs(w).max() <= bound * (1 + 1e-5) and np.abs(b).max() <= bound * (1 + 1e-5)
+        assert np.abs(w).max() > 0.8 * bound, "the draw spans the bound"
+        assert np.count_nonzero(b) == fan_out, "biases are drawn, not zero"
+    assert offset == params.size
+    again = MLPClassifier(hidden_layer_sizes=(64, 32), activation=activation, learning_rate_init=1e-12, max_iter=1,
+                          random_state=3).fit(X, labels)
+    np.testing.assert_array_equal(again.network_.parameters, params)
+
+
 def test_grid_search_clone_and_params(blobs):
     X, labels = blobs
     clf = MLPClassifier(hidden_layer_sizes=(8,), max_iter=20, backend=brain.TrainingBackend.cpu())
