@@ -65,7 +65,8 @@ MatrixArg::MatrixArg(const py::handle& obj, const char* what, bool vector_is_col
     std::size_t cols = 0;
     FloatArray array = float_rows(obj, what, vector_is_column, rows, cols);
     m_view = MatrixView(array.data(), rows, cols);
-    m_in_place = array.ptr() == obj.ptr();
+    // An ndarray subclass (numpy.memmap) comes back as a base-class view of the same memory: compare addresses.
+    m_in_place = py::isinstance<py::array>(obj) && py::reinterpret_borrow<py::array>(obj).data() == array.data();
     m_array = std::move(array);
 }
 

@@ -62,6 +62,13 @@ def test_predictor_reads_a_float32_array_in_place(tmp_path, monkeypatch):
         np.testing.assert_allclose(out, net.predict(X), rtol=1e-5, atol=1e-5)
         with pytest.raises(brain.InvalidArgument, match="would need a converted copy"):
             predictor.pin(X.astype(np.float64))
+        # A memory-mapped file is pinned and read where it lies, like any float32 array.
+        mapped = np.memmap(tmp_path / "rows.f32", dtype=np.float32, mode="w+", shape=X.shape)
+        mapped[:] = X
+        with predictor.pin(mapped):
+            log.unlink(missing_ok=True)
+            np.testing.assert_array_equal(predictor.predict(mapped), out)
+        assert pinlog_runs(log)[0][0] == mapped.ctypes.data
 
 
 def test_dataset_features_are_views_of_its_storage():
