@@ -367,16 +367,14 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
                                              " rows; this predictor was opened for at most " +
                                              std::to_string(plan.max_batch_rows) + " (max_batch_rows)");
     if (rows == 0) return;
-    const auto entered = std::chrono::steady_clock::now();
+    Timeline timeline;
+    if (test_predict_timeline()) timeline.begin(m_copy.get());
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     const std::size_t in = plan.input_width, out = plan.output_width;
     // No kernel of an earlier call is running (each call ends synchronised), so the host may zero the flag.
     auto* bad = static_cast<volatile unsigned*>(m_bad.get());
     *bad = 0;
     cudaStream_t compute = m_compute.get(), copy = m_copy.get();
-    Timeline timeline;
-    if constexpr (test_hooks_enabled)
-        if (test_predict_timeline()) timeline.begin(copy);
     // Page-locked rows (host_memory_pin, as the core's Predictor stages them) need no copy on the host: the copy
     // stream reads them directly, and the host only enqueues.
     const bool page_locked = is_page_locked(inputs, 4 * rows * in);
@@ -429,31 +427,28 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
             "copying a part's outputs back");
     }
     timeline.mark(compute);
-    const auto enqueued = std::chrono::steady_clock::now();
+    timeline.host_mark();
     check_cuda(cudaStreamSynchronize(compute), "the prediction");
-    const auto synchronised = std::chrono::steady_clock::now();
+    timeline.host_mark();
     if (*bad)
         fail(BRAIN_ERR_INVALID_DATA, "predictor_run: an input of these " + std::to_string(rows) +
                                          " rows is NaN or infinite; every input must be finite");
     std::memcpy(outputs, m_out.floats(), 4 * rows * out);
     if (timeline.active()) {
-        const auto returned = std::chrono::steady_clock::now();
-        const auto us = [](auto from, auto to) {
-            return std::chrono::duration<double, std::micro>(to - from).count();
-        };
-        log_message(1, timeline.text() + "; host: since the previous call returned " +
-                           (m_last_return.time_since_epoch().count() ? std::to_string(us(m_last_return, entered))
-                                                                     : std::string("-")) +
-                           " us, enqueue " + std::to_string(us(entered, enqueued)) + ", wait " +
-                           std::to_string(us(enqueued, synchronised)) + ", outputs out " +
-                           std::to_string(us(synchronised, returned)));
-        m_last_return = returned;
+        timeline.host_mark();
+        log_message(1, timeline.text(m_last_return));
+        m_last_return = timeline.last_host_mark();
     }
 }
 
 void CudaPredictor::Timeline::begin(cudaStream_t stream) {
+    m_host_marks.push_back(std::chrono::steady_clock::now());
     m_events.push_back(create_timing_event());
     check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
+}
+
+void CudaPredictor::Timeline::host_mark() {
+    if (!m_events.empty()) m_host_marks.push_back(std::chrono::steady_clock::now());
 }
 
 void CudaPredictor::Timeline::mark(cudaStream_t stream) {
@@ -462,7 +457,7 @@ void CudaPredictor::Timeline::mark(cudaStream_t stream) {
     check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
 }
 
-std::string CudaPredictor::Timeline::text() const {
+std::string CudaPredictor::Timeline::text(std::chrono::steady_clock::time_point previous_return) const {
     // Marks after the first: per part the copy's start and end, the products' start and end; the outputs' end.
     const auto at = [this](std::size_t i) {
         float ms = 0.0f;
@@ -475,6 +470,16 @@ std::string CudaPredictor::Timeline::text() const {
         text += "; part " + std::to_string(part) + " copy " + at(i) + "-" + at(i + 1) + ", products " + at(i + 2) +
                 "-" + at(i + 3);
     if (i < m_events.size()) text += "; outputs back by " + at(i);
+    // Host marks: entry, all enqueued, synchronised, returned.
+    const auto us = [](auto from, auto to) {
+        return std::to_string(std::chrono::duration<double, std::micro>(to - from).count());
+    };
+    if (m_host_marks.size() == 4)
+        text +=
+            "; host: since the previous call returned " +
+            (previous_return.time_since_epoch().count() ? us(previous_return, m_host_marks[0]) : std::string("-")) +
+            " us, enqueue " + us(m_host_marks[0], m_host_marks[1]) + ", wait " +
+            us(m_host_marks[1], m_host_marks[2]) + ", outputs out " + us(m_host_marks[2], m_host_marks[3]);
     return text;
 }
 

@@ -47,13 +47,19 @@ private:
     // Timing events of one call (test hook BRAIN_CUDA_TEST_PREDICT_TIMELINE): inactive, and free, unless begun.
     class Timeline {
     public:
+        // Start: an event on `stream` and the host's clock.
         void begin(cudaStream_t stream);
+        // An event on `stream` / the host's clock now, when begun.
         void mark(cudaStream_t stream);
+        void host_mark();
         bool active() const noexcept { return !m_events.empty(); }
-        std::string text() const;
+        std::chrono::steady_clock::time_point last_host_mark() const { return m_host_marks.back(); }
+        // The log's words: the device's marks from the start, the host's steps since `previous_return`.
+        std::string text(std::chrono::steady_clock::time_point previous_return) const;
 
     private:
         std::vector<Event> m_events;
+        std::vector<std::chrono::steady_clock::time_point> m_host_marks;
     };
 
     Part& part_for(std::size_t rows, int slot);
