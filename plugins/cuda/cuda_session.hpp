@@ -144,7 +144,6 @@ private:
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
-    DeviceBuffer m_fused_split;   // the parts of the fused epoch's split tiles and their counters
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
     // The mixed-precision path (precision bf16; mixed_epoch.cpp).

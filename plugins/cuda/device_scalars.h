@@ -71,14 +71,7 @@ typedef struct brain_fused_epoch_args {
     uint64_t* profile;   /* stamps of the second step's phases (test builds' profile hook); else null */
     float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such
                             phase */
-    float* split_partial;  /* BRAIN_FUSED_SPLIT_REGIONS x grid x BRAIN_FUSED_SPLIT_ITEM floats: the partial sums
-                              of tiles whose K is split over blocks; null: no product splits its K */
-    uint32_t* split_count; /* BRAIN_FUSED_SPLIT_REGIONS x grid counters of a split tile's finished parts, zero
-                              between phases */
 } brain_fused_epoch_args;
-
-#define BRAIN_FUSED_SPLIT_REGIONS 2 /* a phase's products that may split their K: the weight gradient and delta */
-#define BRAIN_FUSED_SPLIT_ITEM 1056 /* floats of one part of a split tile: 32 x 32 sums and 32 of the bias's */
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */
 

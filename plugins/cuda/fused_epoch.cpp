@@ -135,19 +135,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
             m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
         a.head_partial = m_fused_head.floats();
     }
-    // Room for the parts of tiles whose K the kernel splits over idle blocks (kernel: fused_split_k), taken only
-    // where the budget has it after the head's shares; without it no product splits its K.
-    const std::uint64_t split_floats =
-        std::uint64_t{BRAIN_FUSED_SPLIT_REGIONS} * m_fused_grid * BRAIN_FUSED_SPLIT_ITEM;
-    const std::uint64_t split_counters = std::uint64_t{BRAIN_FUSED_SPLIT_REGIONS} * m_fused_grid;
-    const std::uint64_t split_bytes = 4 * (split_floats + split_counters);
-    const std::uint64_t head_taken = a.head_partial ? charged_bytes(head_bytes) : 0;
-    if (charged_bytes(split_bytes) + head_taken <= spare_bytes) {
-        m_fused_split = m_allocator.allocate(split_bytes, MemoryKind::Workspace, "the fused epoch's split tiles");
-        a.split_partial = m_fused_split.floats();
-        a.split_count = reinterpret_cast<uint32_t*>(a.split_partial + split_floats);
-        check_cuda(cudaMemset(a.split_count, 0, 4 * split_counters), "cudaMemset");
-    }
     if (test_fused_profile_requested() && plan.batch_count() > 1) {
         constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
         m_fused_profile = m_allocator.allocate(bytes, MemoryKind::Workspace, "the fused epoch's profile");

@@ -51,8 +51,6 @@ struct FusedGemm {
     bool last = false;   // FUSED_FORWARD: the output layer (its activation is the loss phase's)
     bool update = false; // FUSED_WEIGHT_GRADIENT: apply the optimizer now instead of storing
     bool bias = false;   // FUSED_WEIGHT_GRADIENT in tiles: the bias gradient too (fused_bias_in_tiles)
-    unsigned splits = 1; // tiles: the blocks each tile's K is split over (fused_split_k)
-    unsigned region = 0; // with splits > 1: the phase's share of split_partial and split_count
     // A folded head (BRAIN_FUSED_FOLDED_HEAD). FUSED_WEIGHT_GRADIENT: A(m, k) times scale[k]; FUSED_DELTA: output
     // row m times scale[m] (the rows' dL/dz of the head, in shared memory).
     const float* scale = nullptr;

@@ -467,9 +467,7 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             }
 #endif
             unsigned first = 0;
-            const unsigned tm = fused_phase_tile(g, g, false);
-            fused_split_k(c, g, g, false, tm);
-            fused_gemm<FUSED_FORWARD>(c, g, first, sh, tm);
+            fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false));
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
@@ -498,7 +496,6 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const unsigned tm = fused_phase_tile(dw, dx, l > 0);
-            fused_split_k(c, dw, dx, l > 0, tm);
             dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.

@@ -15,15 +15,6 @@
 #ifndef BRAIN_FUSED_BIAS_IN_TILES
 #define BRAIN_FUSED_BIAS_IN_TILES 2
 #endif
-// Whether a phase's tile products may split their K over the blocks the phase leaves idle (fused_split_k): 1 (the
-// default) or 0; and the fewest K chunks a tile must walk before its K is split.
-#ifndef BRAIN_FUSED_SPLIT_K
-#define BRAIN_FUSED_SPLIT_K 1
-#endif
-#ifndef BRAIN_FUSED_SPLIT_MIN_CHUNKS
-#define BRAIN_FUSED_SPLIT_MIN_CHUNKS 6
-#endif
-#define BRAIN_FUSED_SPLIT_PART_CHUNKS 2 // the fewest chunks a part of a split tile walks
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 
@@ -68,7 +59,6 @@ struct TileShared {
         float head[BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE];     // the warps' slices (fused_output_and_loss)
     };
     float bias[BRAIN_FUSED_THREADS]; // the threads' sums of A's columns (the bias gradient, FusedGemm::bias)
-    unsigned split_last;             // a split tile's part: whether it is the last of its tile to finish
 };
 
 // Copies one float from global to shared memory, or stores zero when `valid` is false (src is then not read).
@@ -128,48 +118,11 @@ static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, u
     return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
 }
 
-#if BRAIN_FUSED_SPLIT_K
-// A part of a split tile (item w of the product, of tile t) stores its sums in split_partial and counts itself done
-// on the tile's counter. True for the tile's last part to finish, which then resets the counter.
-template <unsigned TM, unsigned GROUPS, unsigned BIAS_SLICES>
-static __device__ bool fused_split_part_done(const FusedContext& c, const FusedGemm& g, unsigned w, unsigned t,
-                                             bool bias, TileShared& sh) {
-    const unsigned tid = threadIdx.x;
-    float* mine = c.args->split_partial + ((brain_u64)g.region * gridDim.x + w) * BRAIN_FUSED_SPLIT_ITEM;
-#pragma unroll
-    for (unsigned q = 0; q < TM * BRAIN_TILE / BRAIN_FUSED_THREADS; ++q) {
-        const unsigned e = tid + BRAIN_FUSED_THREADS * q;
-        float sum = sh.partial[e];
-#pragma unroll
-        for (unsigned p = 1; p < GROUPS; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
-        __stcg(mine + e, sum);
-    }
-    if (bias && tid < TM) {
-        float sum = sh.bias[tid];
-#pragma unroll
-        for (unsigned q = 1; q < BIAS_SLICES; ++q) sum += sh.bias[q * TM + tid];
-        __stcg(mine + BRAIN_TILE * BRAIN_TILE + tid, sum);
-    }
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) {
-        uint32_t* count = c.args->split_count + (brain_u64)g.region * gridDim.x + t;
-        const bool last = atomicAdd(count, 1u) + 1 == g.splits;
-        if (last) *count = 0u;
-        sh.split_last = last;
-    }
-    __syncthreads();
-    const bool last = sh.split_last != 0;
-    if (last) __threadfence();
-    return last;
-}
-#endif
-
 // KIND: the product's FusedEpilogue, which fixes the layouts too. AK / BK: whether A / B is held k-major in shared
 // memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m], b[k][n]), the way the operand runs in global memory
 // (forward: both k-major; weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads
 // consecutive addresses.
-template <unsigned TM, int KIND, bool SPLIT = false>
+template <unsigned TM, int KIND>
 static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
     constexpr bool AK = KIND != FUSED_WEIGHT_GRADIENT, BK = KIND == FUSED_FORWARD;
     constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
@@ -196,16 +149,8 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     const bool a_vec = !AK && a_aligned && g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0;
     const bool b_vec = !BK && b_aligned && g.b.cs == 1 && g.b.rs % 4 == 0;
     constexpr unsigned a_quads = TM / 4, b_quads = BRAIN_TILE / 4; // float4s per shared row of a 16-byte copy
-    const unsigned items = SPLIT ? tiles * g.splits : tiles;
-    for (unsigned w = rank; w < items; w += gridDim.x) {
-        unsigned m0, n0, chunk0, chunk_end;
-        {
-            const unsigned splits = SPLIT ? g.splits : 1u, t = SPLIT ? w / splits : w, part = w - t * splits;
-            chunk0 = SPLIT ? part * chunks / splits : 0u;
-            chunk_end = SPLIT ? (part + 1) * chunks / splits : chunks;
-            m0 = (t / tiles_n) * TM;
-            n0 = (t % tiles_n) * BRAIN_TILE;
-        }
+    for (unsigned t = rank; t < tiles; t += gridDim.x) {
+        const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
         // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
         // the element's k within the chunk, the start of its row of A (A(m, k) = row + k cs) or of its column of B
         // (B(k, n) = column + row(k) rs), and whether its m or n lies inside the product. Per chunk that leaves an
@@ -256,7 +201,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
-            if (chunk < chunk_end) {
+            if (chunk < chunks) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
                 if (a_vec) {
@@ -290,7 +235,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
         // A loop, not unrolled: each copy of the tile code would otherwise hold three copies of the queueing code.
 #pragma unroll 1
-        for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(chunk0 + p);
+        for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
         // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
         EpilogueInputs in[outputs];
 #pragma unroll
@@ -307,7 +252,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         constexpr unsigned bias_slices = BRAIN_FUSED_THREADS / TM, bias_k = BRAIN_TILE_K / bias_slices;
         const bool bias = !AK && g.bias && n0 == 0; // an m-major A (the weight gradient's) only
         float bias_sum = 0.0f;
-        for (unsigned chunk = chunk0; chunk < chunk_end; ++chunk) {
+        for (unsigned chunk = 0; chunk < chunks; ++chunk) {
             tile_wait<BRAIN_TILE_STAGES - 2>(); // this thread's copies of `chunk` have landed
             if (KIND == FUSED_WEIGHT_GRADIENT && g.scale) {
                 // A folded head's weight gradient: each thread scales the elements of A it copied itself (its own
@@ -382,35 +327,6 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         if (bias) sh.bias[tid] = bias_sum;
         __syncthreads();
-#if BRAIN_FUSED_SPLIT_K
-        if (SPLIT) {
-            const unsigned splits = g.splits, first_part = w - w % splits;
-            if (!fused_split_part_done<TM, groups, bias_slices>(c, g, w, w / splits, bias, sh)) continue;
-            const float* parts =
-                c.args->split_partial + ((brain_u64)g.region * gridDim.x + first_part) * BRAIN_FUSED_SPLIT_ITEM;
-            if (bias && tid < TM && m0 + tid < g.m) {
-                float sum = 0.0f;
-                for (unsigned p = 0; p < splits; ++p)
-                    sum += __ldcg(parts + (brain_u64)p * BRAIN_FUSED_SPLIT_ITEM + BRAIN_TILE * BRAIN_TILE + tid);
-                fused_gradient(c, g.layer->bias_offset + m0 + tid, sum, g.update);
-            }
-#pragma unroll
-            for (unsigned q = 0; q < outputs; ++q) {
-                const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = e / BRAIN_TILE, n = e % BRAIN_TILE;
-                float sum = 0.0f;
-                for (unsigned p = 0; p < splits; ++p)
-                    sum += __ldcg(parts + (brain_u64)p * BRAIN_FUSED_SPLIT_ITEM + e);
-                float dot = 0.0f;
-                if (m0 + m < g.m && n0 + n < g.n) dot = fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
-                if (KIND == FUSED_FORWARD && g.head_dots) {
-                    dot = warp_sum(dot);
-                    if (tid % BRAIN_WARP == 0 && m0 + m < g.m)
-                        g.head_dots[(brain_u64)(m0 + m) * g.head_tiles + n0 / BRAIN_TILE] = dot;
-                }
-            }
-            continue;
-        }
-#endif
         if (bias && tid < TM && m0 + tid < g.m) {
             float sum = sh.bias[tid];
 #pragma unroll
@@ -449,7 +365,7 @@ static __device__ __forceinline__ unsigned fused_warp_blocks(const FusedGemm& g)
 // of height tm. fused_gemm counts them itself beside each branch: through this helper ptxas orders the kernel
 // differently, and only that form has been measured.
 static __device__ __forceinline__ brain_u64 fused_busy_blocks(const FusedGemm& g, unsigned tm) {
-    return fused_uses_warps(g) ? fused_warp_blocks(g) : (brain_u64)tile_count(tm, g.m, g.n) * g.splits;
+    return fused_uses_warps(g) ? fused_warp_blocks(g) : tile_count(tm, g.m, g.n);
 }
 // What a GEMM counts towards its phase's choice of tile height: the tiles 16 high it would take, or the blocks its
 // warp-per-output work keeps busy.
@@ -466,48 +382,6 @@ static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& fir
                : BRAIN_TILE;
 }
 
-// Splits the K of a phase's tile products (x, and y where with_y) over the blocks the phase leaves idle, a part
-// at a time to the product whose parts walk the most chunks, while the new parts fit in the grid.
-static __device__ __forceinline__ void fused_split_k(const FusedContext& c, FusedGemm& x, FusedGemm& y, bool with_y,
-                                                     unsigned tm) {
-    if (with_y) {
-        y.splits = 1;
-        y.region = 1;
-    }
-    x.splits = 1;
-    x.region = 0;
-#if BRAIN_FUSED_SPLIT_K
-    if (!c.args->split_partial || tm != BRAIN_TILE / 2) return;
-    const bool x_tiles = !fused_uses_warps(x), y_tiles = with_y && !fused_uses_warps(y);
-    const unsigned x_count = x_tiles ? tile_count(tm, x.m, x.n) : 0u,
-                   y_count = y_tiles ? tile_count(tm, y.m, y.n) : 0u;
-    const unsigned x_chunks = (x.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K,
-                   y_chunks = (y.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
-    brain_u64 busy =
-        (x_tiles ? x_count : fused_warp_blocks(x)) + (with_y ? (y_tiles ? y_count : fused_warp_blocks(y)) : 0u);
-    const bool x_may = x_tiles && x_chunks >= BRAIN_FUSED_SPLIT_MIN_CHUNKS;
-    const bool y_may = y_tiles && y_chunks >= BRAIN_FUSED_SPLIT_MIN_CHUNKS;
-    unsigned xs = 1, ys = 1;
-    for (;;) {
-        const bool x_can = x_may && (xs + 1) * BRAIN_FUSED_SPLIT_PART_CHUNKS <= x_chunks;
-        const bool y_can = y_may && (ys + 1) * BRAIN_FUSED_SPLIT_PART_CHUNKS <= y_chunks;
-        const unsigned x_walk = x_can ? (x_chunks + xs - 1) / xs : 0u,
-                       y_walk = y_can ? (y_chunks + ys - 1) / ys : 0u;
-        if (x_walk == 0 && y_walk == 0) break;
-        const bool grow_x = x_walk >= y_walk;
-        const unsigned count = grow_x ? x_count : y_count;
-        if (busy + count > gridDim.x) break;
-        busy += count;
-        if (grow_x)
-            ++xs;
-        else
-            ++ys;
-    }
-    if (with_y) y.splits = ys;
-    x.splits = xs;
-#endif
-}
-
 // Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile). Jobs of one phase are independent, so each
 // starts where the previous one's blocks ended (`first`, advanced past the blocks this one keeps busy) instead of
 // piling onto the first blocks.
@@ -521,11 +395,6 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
     if (fused_uses_warps(g)) {
         fused_gemm_warps<KIND>(c, g, rank);
         busy = fused_warp_blocks(g);
-#if BRAIN_FUSED_SPLIT_K
-    } else if (g.splits > 1) { // only with tiles 16 high (fused_split_k)
-        fused_gemm_tiles<BRAIN_TILE / 2, KIND, true>(c, g, rank, sh);
-        busy = (brain_u64)tile_count(BRAIN_TILE / 2, g.m, g.n) * g.splits;
-#endif
     } else if (tm == BRAIN_TILE / 2) {
         fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
