@@ -93,8 +93,9 @@ struct FusedCase {
 // warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has blocks,
 // batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output layers narrow
 // enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
-// phase on two- and deeper networks, one with more inputs than a warp holds in registers, and an epoch of 300 steps
-// (the kernel works out its optimizer coefficients 256 steps at a time).
+// phase on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps
+// (the kernel works out its optimizer coefficients 256 steps at a time), and batches of 1024 through narrow layers
+// (weight gradients of few tiles walking a long K).
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -121,6 +122,8 @@ const std::vector<FusedCase>& fused_cases() {
             "tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
             {12, 48, 72, 1}, Tanh, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 480, 96),
         FusedCase("one layer", {12, 4}, Linear, Sigmoid, MeanSquaredError, Optimizer::sgd(0.1f, 0.0f), 333, 64),
+        FusedCase("batches of 1024 through layers of 37 (weight gradients walking K = 1024 on four tiles)",
+                  {23, 37, 37, 37, 4}, Relu, Linear, MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 2500, 1024),
     };
     return cases;
 }
@@ -159,6 +162,15 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
                 std::optional<brain::test::ScopedEnv> hook;
                 if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
                 fused_report = fused.fit_with_backend(data, config, gpu());
+            }
+            if (&variant == &variants.front()) {
+                // Deterministic: every output is summed by one thread or warp in a fixed order.
+                auto again = base;
+                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+                std::optional<brain::test::ScopedEnv> hook;
+                if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
+                again.fit_with_backend(data, config, gpu());
+                CHECK(again.parameters() == fused.parameters());
             }
             CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
             CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);

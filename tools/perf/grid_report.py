@@ -146,6 +146,15 @@ def main(argv):
         if fused and cublas:
             p["fused_samples_per_s"], p["cublas_samples_per_s"] = fused, cublas
             p["fused_over_cublas"] = fused / cublas
+    # brain against itself with one variable set (--against-env): medians over the alternating rounds.
+    against = open(f"{out}/against.txt").read().strip() if os.path.exists(f"{out}/against.txt") else ""
+    this_runs, env_runs = read(f"{out}/against-this.jsonl"), read(f"{out}/against-env.jsonl")
+    for p in points:
+        a = [r["samples_per_s"] for r in this_runs if r["cfg"] == p["cfg"]]
+        b = [r["samples_per_s"] for r in env_runs if r["cfg"] == p["cfg"]]
+        if a and b:
+            p["against_env"] = statistics.median(a) / statistics.median(b)
+    has_against = any("against_env" in p for p in points)
     floors = read(f"{out}/floors.jsonl")
     has_floors = bool(floors) and add_floors(points, brain, floors, barrier_us)
     lines = [f"# brain / PyTorch on the shape grid ({dev})", "", env.replace("\n", "; "), ""]
@@ -162,9 +171,9 @@ def main(argv):
                       if has_floors else "")
         lines += ["", "| point | layers | batch | activation | loss | optimizer | multiply-adds / step | brain samples/s "
                   "| PyTorch samples/s | ratio | losses brain / torch | check |" + (" fused / cuBLAS |" if paths["1"] else "")
-                  + floor_head,
+                  + floor_head + (f" brain / brain with {against} |" if has_against else ""),
                   "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|" + ("---:|" if paths["1"] else "")
-                  + ("---:|---:|---:|---:|---:|" if has_floors else "")]
+                  + ("---:|---:|---:|---:|---:|" if has_floors else "") + ("---:|" if has_against else "")]
         for p in sorted(points, key=lambda q: q["macs_per_step"]):
             extra = f" {p['fused_over_cublas']:.2f}x |" if "fused_over_cublas" in p else (" |" if paths["1"] else "")
             if has_floors:
@@ -172,6 +181,8 @@ def main(argv):
                           (f"{p['products_floor_us']:.1f} | {p['products_bound']:.2f}x | " if "products_floor_us" in p
                            else "- | - | ") +
                           (f"{p['barrier_floor_us']:.1f} |" if "barrier_floor_us" in p else "- |"))
+            if has_against:
+                extra += f" {p['against_env']:.3f}x |" if "against_env" in p else " - |"
             lines.append(f"| {p['cfg']} | {p['shape']} | {p['batch']} | {p['act']} | {p['loss']} | {p['opt']} | "
                          f"{p['macs_per_step']:.3g} | {p['brain_samples_per_s']:,} | {p['torch_samples_per_s']:,} "
                          f"({p['torch_variant']}) | {p['ratio']:.2f}x | {p['brain_loss']:.4g} / {p['torch_loss']:.4g} "
@@ -180,8 +191,9 @@ def main(argv):
         lines.append("no point was measured on both sides (see the .err logs)")
     named_this, named_base = read(f"{out}/named-this.jsonl"), read(f"{out}/named-base.jsonl")
     if named_this and named_base:
-        lines += ["", "Named shapes, this build / the baseline (median over alternating rounds):", "",
-                  "| config | this build samples/s | baseline samples/s | ratio |", "|---|---:|---:|---:|"]
+        other = f"with {against}" if against else "the baseline"
+        lines += ["", f"Named shapes, this build / {other} (median over alternating rounds):", "",
+                  f"| config | this build samples/s | {other} samples/s | ratio |", "|---|---:|---:|---:|"]
         for cfg in dict.fromkeys(r["cfg"] for r in named_this):
             a = [r["samples_per_s"] for r in named_this if r["cfg"] == cfg]
             b = [r["samples_per_s"] for r in named_base if r["cfg"] == cfg]
@@ -204,7 +216,8 @@ def main(argv):
             print(f"{p['cfg']:6} {p['shape']:18} {p['act']:10} {p['loss']:4} {p['opt']:5} {p['macs_per_step']:>10.3g} "
                   f"{p['ratio']:>6.2f}x  {p['loss_check']}" +
                   (f"  fused/cuBLAS {p['fused_over_cublas']:.2f}x" if "fused_over_cublas" in p else "") +
-                  (f"  bound {p['products_bound']:.2f}x" if "products_bound" in p else ""))
+                  (f"  bound {p['products_bound']:.2f}x" if "products_bound" in p else "") +
+                  (f"  against {p['against_env']:.3f}x" if "against_env" in p else ""))
         print("(the 10 lowest ratios; every point in grid.md)")
     for line in lines:
         if line.startswith("| seed16") or line.startswith("| x") or line.startswith("| wide") or line.startswith("| huge"):
