@@ -95,7 +95,7 @@ struct FusedCase {
 // enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
 // phase on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps
 // (the kernel works out its optimizer coefficients 256 steps at a time), and batches of 1024 through narrow layers
-// (weight gradients of few tiles walking a long K).
+// (weight gradients by a warp per output, each summing 1024 rows).
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -122,7 +122,7 @@ const std::vector<FusedCase>& fused_cases() {
             "tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
             {12, 48, 72, 1}, Tanh, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 480, 96),
         FusedCase("one layer", {12, 4}, Linear, Sigmoid, MeanSquaredError, Optimizer::sgd(0.1f, 0.0f), 333, 64),
-        FusedCase("batches of 1024 through layers of 37 (weight gradients walking K = 1024 on four tiles)",
+        FusedCase("batches of 1024 through layers of 37 (weight gradients by a warp per output over K = 1024)",
                   {23, 37, 37, 37, 4}, Relu, Linear, MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 2500, 1024),
     };
     return cases;
