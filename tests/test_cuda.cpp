@@ -153,23 +153,21 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
             cublas_report = cublas.fit_with_backend(data, config, gpu());
         }
         cpu.fit(data, config);
+        // Trains `net` on the fused kernel as `variant` builds it.
+        const auto train_fused = [&](const KernelVariant& variant, brain::Network& net) {
+            brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
+            std::optional<brain::test::ScopedEnv> hook;
+            if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
+            return net.fit_with_backend(data, config, gpu());
+        };
         for (const KernelVariant& variant : variants) {
             INFO("kernel variant: " << variant.name);
             auto fused = base;
-            brain::FitReport fused_report;
-            {
-                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
-                std::optional<brain::test::ScopedEnv> hook;
-                if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
-                fused_report = fused.fit_with_backend(data, config, gpu());
-            }
+            const brain::FitReport fused_report = train_fused(variant, fused);
             if (&variant == &variants.front()) {
                 // Deterministic: every output is summed by one thread or warp in a fixed order.
                 auto again = base;
-                brain::test::ScopedEnv path("BRAIN_CUDA_FUSED", std::string("1"));
-                std::optional<brain::test::ScopedEnv> hook;
-                if (*variant.variable) hook.emplace(variant.variable, std::string(variant.value));
-                again.fit_with_backend(data, config, gpu());
+                train_fused(variant, again);
                 CHECK(again.parameters() == fused.parameters());
             }
             CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
