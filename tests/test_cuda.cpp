@@ -94,8 +94,9 @@ struct FusedCase {
 // batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output layers narrow
 // enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
 // phase on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps
-// (the kernel works out its optimizer coefficients 256 steps at a time), and batches of 1024 through narrow layers
-// (weight gradients by a warp per output, each summing 1024 rows).
+// (the kernel works out its optimizer coefficients 256 steps at a time), batches of 1024 through narrow layers
+// (weight gradients by a warp per output, each summing 1024 rows), and narrow heads without their backward pass in
+// the loss phase, with their weights copied to shared memory and with too many for it.
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -124,6 +125,11 @@ const std::vector<FusedCase>& fused_cases() {
         FusedCase("one layer", {12, 4}, Linear, Sigmoid, MeanSquaredError, Optimizer::sgd(0.1f, 0.0f), 333, 64),
         FusedCase("batches of 1024 through layers of 37 (weight gradients by a warp per output over K = 1024)",
                   {23, 37, 37, 37, 4}, Relu, Linear, MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 2500, 1024),
+        FusedCase("a head of 8 on 350 inputs (its weights read from shared memory: its gradient is too wide for a "
+                  "warp's slice)",
+                  {40, 350, 8}, Tanh, Softmax, CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 256, 32),
+        FusedCase("a head of 32 on 300 inputs (its weights too many for shared memory)", {30, 300, 32}, Relu,
+                  Linear, MeanSquaredError, Optimizer::adam(0.002f), 200, 40),
     };
     return cases;
 }
@@ -355,11 +361,13 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // column); a one-output head in a loss phase of its own (as it is, folded into the phases beside it where it
     // can: four networks fold, with three or more layers, one output and the layer below in tiles); a narrow
     // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
-    // is, in the loss phase); and the register count left to ptxas, as toolkits before CUDA 12.4 build it.
+    // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
+    // where they fit); and the register count left to ptxas, as toolkits before CUDA 12.4 build it.
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
         {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
+        {"head weights from global memory", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_STAGED=0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }

@@ -147,10 +147,21 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     float* const out_a = out.a;
     float* const out_delta = out.delta;
     float* const row_loss = a.row_loss;
-    const float* const weights = a.params + out.weight_offset;
     const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
     const unsigned width = k * (inputs + 1); // the head's gradient: per output, the weights' row and the bias
     float* slice = slices + (threadIdx.x / BRAIN_WARP) * BRAIN_FUSED_HEAD_SLICE;
+    const float* weights = a.params + out.weight_offset;
+#if BRAIN_FUSED_HEAD_STAGED
+    // Without the backward pass (`below`) the slices' memory is free: a copy of the weights there turns each
+    // output's dot product from a round trip to L2 (every output of a row waits for the sum before it) into shared
+    // loads. With it, the copy's barrier costs what it saves (docs/performance.md).
+    if (!below && k * inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
+        blockIdx.x * BRAIN_FUSED_WARPS < rows) { // the block has rows (warps take rows in order)
+        for (unsigned e = threadIdx.x; e < k * inputs; e += BRAIN_FUSED_THREADS) slices[e] = weights[e];
+        __syncthreads();
+        weights = slices;
+    }
+#endif
     // below's fields, read once: `below` points into the kernel's parameters through a generic pointer, which the
     // compiler would otherwise reload after every store.
     float* below_delta = nullptr;
