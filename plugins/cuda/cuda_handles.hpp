@@ -53,17 +53,15 @@ inline Stream create_stream() {
     return Stream(stream);
 }
 
-// An event without timing (staging-buffer reuse).
-inline Event create_event() {
-    cudaEvent_t event = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    return Event(event);
-}
+// What an event is for: ordering work across streams (no timestamp, cheaper to record) or timing it.
+enum class EventUse { Ordering, Timing };
 
-// An event that records time, for cudaEventElapsedTime.
-inline Event create_timing_event() {
+// An event for `use`: Timing ones can be passed to cudaEventElapsedTime.
+inline Event create_event(EventUse use = EventUse::Ordering) {
     cudaEvent_t event = nullptr;
-    check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+    check_cuda(
+        cudaEventCreateWithFlags(&event, use == EventUse::Timing ? cudaEventDefault : cudaEventDisableTiming),
+        "cudaEventCreateWithFlags");
     return Event(event);
 }
 
