@@ -53,15 +53,17 @@ inline Stream create_stream() {
     return Stream(stream);
 }
 
-// What an event is for: ordering work across streams (no timestamp, cheaper to record) or timing it.
-enum class EventUse { Ordering, Timing };
-
-// An event for `use`: Timing ones can be passed to cudaEventElapsedTime.
-inline Event create_event(EventUse use = EventUse::Ordering) {
+// An event without timing (staging-buffer reuse).
+inline Event create_event() {
     cudaEvent_t event = nullptr;
-    check_cuda(
-        cudaEventCreateWithFlags(&event, use == EventUse::Timing ? cudaEventDefault : cudaEventDisableTiming),
-        "cudaEventCreateWithFlags");
+    check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    return Event(event);
+}
+
+// An event that records time, for cudaEventElapsedTime.
+inline Event create_timing_event() {
+    cudaEvent_t event = nullptr;
+    check_cuda(cudaEventCreate(&event), "cudaEventCreate");
     return Event(event);
 }
 

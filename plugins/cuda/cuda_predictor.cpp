@@ -443,7 +443,7 @@ void CudaPredictor::run(const float* inputs, std::uint64_t rows, float* outputs)
 
 void CudaPredictor::Timeline::begin(cudaStream_t stream) {
     m_host_marks.push_back(std::chrono::steady_clock::now());
-    m_events.push_back(create_event(EventUse::Timing));
+    m_events.push_back(create_timing_event());
     check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
 }
 
@@ -453,7 +453,7 @@ void CudaPredictor::Timeline::host_mark() {
 
 void CudaPredictor::Timeline::mark(cudaStream_t stream) {
     if (m_events.empty()) return;
-    m_events.push_back(create_event(EventUse::Timing));
+    m_events.push_back(create_timing_event());
     check_cuda(cudaEventRecord(m_events.back().get(), stream), "cudaEventRecord");
 }
 

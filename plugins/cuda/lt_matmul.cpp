@@ -138,7 +138,7 @@ LtMatmul::Tuning LtMatmul::tune(cublasLtHandle_t handle, cudaStream_t stream, vo
     Tuning tuning;
     if (m_cublas || m_candidates.size() < 2) return tuning;
     tuning.offered = m_candidates.size();
-    const Event start = create_event(EventUse::Timing), stop = create_event(EventUse::Timing);
+    const Event start = create_timing_event(), stop = create_timing_event();
     const float one = 1.0f, zero = 0.0f;
     // One untimed run (a kernel's first launch loads its module), then the best of two: a candidate's time is its
     // kernel's, not the first launch's.
