@@ -95,8 +95,10 @@ struct FusedCase {
 // enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
 // phase on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps
 // (the kernel works out its optimizer coefficients 256 steps at a time), batches of 1024 through narrow layers
-// (weight gradients by a warp per output, each summing 1024 rows), and narrow heads without their backward pass in
-// the loss phase, with their weights copied to shared memory and with too many for it.
+// (weight gradients in row shares, or, without them, by a warp per output summing 1024 rows), row
+// shares on some hidden layers and not on others, with a last batch of fewer rows, and under a folded head, and
+// narrow heads without their backward pass in the loss phase, with their weights copied to shared memory and with
+// too many for it.
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -123,13 +125,20 @@ const std::vector<FusedCase>& fused_cases() {
             "tanh hidden layers, a sigmoid head under binary cross-entropy (a folded head's other activations)",
             {12, 48, 72, 1}, Tanh, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 480, 96),
         FusedCase("one layer", {12, 4}, Linear, Sigmoid, MeanSquaredError, Optimizer::sgd(0.1f, 0.0f), 333, 64),
-        FusedCase("batches of 1024 through layers of 37 (weight gradients by a warp per output over K = 1024)",
+        FusedCase("batches of 1024 through layers of 37 (weight gradients in row shares, or a warp per output over "
+                  "1024 rows)",
                   {23, 37, 37, 37, 4}, Relu, Linear, MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 2500, 1024),
         FusedCase("a head of 8 on 350 inputs (its weights read from shared memory: its gradient is too wide for a "
                   "warp's slice)",
                   {40, 350, 8}, Tanh, Softmax, CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 256, 32),
         FusedCase("a head of 32 on 300 inputs (its weights too many for shared memory)", {30, 300, 32}, Relu,
                   Linear, MeanSquaredError, Optimizer::adam(0.002f), 200, 40),
+        FusedCase("batches of 512, weight gradients in row shares on layers 1 and 3, not on 2 (too wide) nor 0 "
+                  "(too few rows)",
+                  {16, 40, 100, 500, 10, 2}, Tanh, Softmax, CategoricalCrossEntropy, Optimizer::adam(0.003f), 1200,
+                  512),
+        FusedCase("a folded head over a layer in row shares (batches of 256)", {10, 40, 40, 40, 1}, Relu, Linear,
+                  MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 700, 256),
     };
     return cases;
 }
@@ -187,16 +196,19 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
     }
 }
 
-// Small networks for the fused epoch kernel beside fused_cases: eight layers of 128, widths that are not
-// multiples of four, a first layer of 300 inputs (streamed in chunks), one row per block (batch 32), batches of 2
-// (300 steps), a head of 100 outputs (wider than a warp), two layers and one; every activation, loss and optimizer;
-// and a last batch shorter than the others in every epoch but the batches of 2 and 32.
+// Small networks for the fused epoch kernel beside fused_cases: eight layers of 128, twelve of 48, widths that are
+// not multiples of four, a first layer of 300 inputs (streamed in chunks), one row per block (batch 32), batches of
+// 2 (300 steps), a head of 100 outputs (wider than a warp), two layers and one; every activation, loss and
+// optimizer; and a last batch shorter than the others in every epoch but the batches of 2 and 32.
 const std::vector<FusedCase>& small_cases() {
     using enum Activation;
     using enum Loss;
     static const std::vector<FusedCase> cases = {
         FusedCase("eight layers of 128, relu mse adam", {64, 128, 128, 128, 128, 128, 128, 128, 1}, Relu, Linear,
                   MeanSquaredError, Optimizer::adam(0.001f), 1000, 256),
+        FusedCase("twelve layers of 48, gelu, sigmoid head, bce, adamw",
+                  {20, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 3}, Gelu, Sigmoid, BinaryCrossEntropy,
+                  Optimizer::adamw(0.002f, 0.01f), 1000, 256),
         FusedCase("tanh, widths not multiples of four, softmax cce sgd", {37, 50, 50, 50, 7}, Tanh, Softmax,
                   CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 777, 100),
         FusedCase("gelu, 300 inputs, sigmoid bce adamw", {300, 64, 64, 3}, Gelu, Sigmoid, BinaryCrossEntropy,
@@ -362,12 +374,15 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // can: four networks fold, with three or more layers, one output and the layer below in tiles); a narrow
     // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
     // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
-    // where they fit); and the register count left to ptxas, as toolkits before CUDA 12.4 build it.
+    // where they fit); weight gradients by a warp per output or tiles over the whole batch (as it is, in row shares
+    // where the batch has 256 rows or more and the shares are small enough); and the register count left to ptxas,
+    // as toolkits before CUDA 12.4 build it.
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
         {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
         {"head weights from global memory", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_STAGED=0"},
+        {"no row shares", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_ROW_SHARES=0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }

@@ -1,4 +1,4 @@
-// The training library on the GPU, on every epoch path (the cuBLAS graph, the fused and the narrow epoch kernel):
+// The training library on the GPU, on every epoch path (the cuBLAS graph and the fused epoch kernel):
 // per-step rates train bit-identically to set_learning_rate where both apply and as the CPU does where they vary,
 // a resumed run ends bit for bit where the uninterrupted one does, and early stopping restores exactly the best
 // weights with one copy per new best. Each case skips with a one-line reason where no GPU is usable.

@@ -21,7 +21,7 @@ namespace brain::cuda {
 // The devices a descriptor asks for: desc.devices when given, else desc.device.
 std::vector<int> requested_devices(const brain_session_desc& desc);
 
-// Whether the network and batch are what the fused epoch kernel runs (float32, at most 8 layers, batch <= 1024,
+// Whether the network and batch are what the fused epoch kernel runs (float32, at most 16 layers, batch <= 1024,
 // narrow layers): data parallelism does not pay for them.
 bool fused_shape(const DevicePlan& plan);
 

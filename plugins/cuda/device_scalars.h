@@ -25,12 +25,16 @@ typedef struct brain_cuda_scalars {
 
 /* The fused epoch kernel (kernels/fused_epoch.cu) runs whole epochs of narrow networks in one cooperative
  * launch; its arguments travel by value in this block. Pointers are device pointers owned by the session. */
-#define BRAIN_FUSED_MAX_LAYERS 8
+#define BRAIN_FUSED_MAX_LAYERS 16
 #define BRAIN_FUSED_MAX_BATCH 1024 /* the batch's row indices are kept in shared memory */
 #define BRAIN_FUSED_HEAD_WIDTH 32  /* an output layer at most this wide shares a phase with the loss */
 /* Floats of a head layer's gradient (outputs x (inputs + 1)) that one warp can sum in shared memory: with at most
  * this many, the loss phase also computes the delta below and each block's share of the head's gradient. */
 #define BRAIN_FUSED_HEAD_SLICE 1152
+/* A hidden layer's weight gradient in row shares (row_shares): at most this many shares of the batch's rows, and
+ * at most this many floats of a share's rows (deltas and inputs) in the shared memory of a block. */
+#define BRAIN_FUSED_ROW_SHARES_MAX 32
+#define BRAIN_FUSED_ROW_SHARE_FLOATS 9216
 
 typedef struct brain_fused_layer {
     float* z;               /* pre-activations, batch x outputs */
@@ -71,6 +75,9 @@ typedef struct brain_fused_epoch_args {
     uint64_t* profile;   /* stamps of the second step's phases (test builds' profile hook); else null */
     float* head_partial; /* grid x head gradient floats: the blocks' sums of the head's gradient; null: no such
                             phase */
+    float* row_shares;   /* 2 x BRAIN_FUSED_ROW_SHARES_MAX x row_share_width floats; null: none */
+    uint32_t row_share_layers; /* bit l: layer l's weight gradient is summed in row shares */
+    uint32_t row_share_width;  /* floats of the widest such gradient, outputs x (inputs + 1) */
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */

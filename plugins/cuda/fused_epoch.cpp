@@ -2,6 +2,7 @@
 // arguments and workspace, and its cooperative launch.
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
+#include "row_share_plan.hpp"
 #include "test_hooks.hpp"
 
 #include <algorithm>
@@ -134,6 +135,27 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         m_fused_head =
             m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
         a.head_partial = m_fused_head.floats();
+        spare_bytes -= charged_bytes(head_bytes);
+    }
+    // Layers whose weight gradient sums many rows go to row shares (row_share_plan.hpp) in the kernel built for
+    // them, given room for the workspace: two buffers of shares, one written by a phase while the next reads the
+    // other.
+    const RowSharePlan shares = plan_row_shares(plan.layers, plan.config.batch_size, a.head_partial != nullptr);
+    m_fused_kernel = Kernel::FusedEpoch;
+    if (shares.layers != 0 && charged_bytes(shares.bytes) <= spare_bytes &&
+        cooperative_fits((*m_kernels)[Kernel::FusedEpochShares],
+                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with row shares)")) {
+        m_fused_kernel = Kernel::FusedEpochShares;
+        m_fused_shares = m_allocator.allocate(shares.bytes, MemoryKind::Workspace,
+                                              "the fused epoch's weight gradient row shares");
+        a.row_shares = m_fused_shares.floats();
+        a.row_share_layers = shares.layers;
+        a.row_share_width = static_cast<uint32_t>(shares.width);
+        std::string layers;
+        for (std::size_t l = 0; l < plan.layers.size(); ++l)
+            if ((shares.layers >> l) & 1u) layers += (layers.empty() ? "" : ", ") + std::to_string(l);
+        log_message(1, "cuda session: the fused epoch kernel sums the weight gradients of layers " + layers +
+                           " in row shares");
     }
     if (test_fused_profile_requested() && plan.batch_count() > 1) {
         constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
@@ -146,7 +168,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
     void* params[] = {&args};
-    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[Kernel::FusedEpoch]),
+    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[m_fused_kernel]),
                                            dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
                "cudaLaunchCooperativeKernel (the fused epoch)");
     if (m_fused_profile.get()) {

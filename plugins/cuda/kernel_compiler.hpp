@@ -46,9 +46,10 @@ enum class Kernel {
     BackpropActivationBf16,
     ColumnSumsBf16,
     FlagNonFinite,
-    FusedEpoch, // a whole epoch, cooperative launch only
+    FusedEpoch,       // a whole epoch, cooperative launch only
+    FusedEpochShares, // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpoch) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpochShares) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
 inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
@@ -70,7 +71,8 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_backprop_activation_bf16",
                                                                        "brain_column_sums_bf16",
                                                                        "brain_flag_non_finite",
-                                                                       "brain_fused_epoch"};
+                                                                       "brain_fused_epoch",
+                                                                       "brain_fused_epoch_shares"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

@@ -54,26 +54,31 @@ TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without
             INFO(name);
             CHECK(contains(image, name));
         }
-        if (major == 9) check_epoch_spills(log);
+        if (major == 9) {
+            check_epoch_spills(log);
+            check_epoch_spills(log, "brain_fused_epoch_shares");
+        }
     }
 }
 
 TEST_CASE("CUDA kernels compile with each value of their compile-time switches", "[plugin][nvrtc]") {
     // docs/cuda-plugin.md's table: the bias gradient's place (0, 1; 2 is the default above), the folded head (0;
-    // 1 is the default), the head's weights from global memory (0; 1 is the default), and the register cap left to
-    // ptxas (0), as toolkits before CUDA 12.4 build the kernel.
+    // 1 is the default), the head's weights from global memory (0; 1 is the default), the row-share kernel without
+    // its row shares (0; 1 is the default), and the register cap left to ptxas (0), as toolkits
+    // before CUDA 12.4 build the kernel.
     const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
     for (const char* define :
          {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
-          "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_MAX_REGISTERS=0"}) {
+          "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0"}) {
         INFO(define);
         std::string log;
         std::vector<char> image;
         REQUIRE_NOTHROW(image =
                             brain::cuda::compile(brain::cuda::kernel_source(), target,
                                                  {std::string("--define-macro=") + define, "-Xptxas=-v"}, &log));
-        CHECK(contains(image, "brain_fused_epoch"));
+        CHECK(contains(image, "brain_fused_epoch_shares"));
         check_epoch_spills(log);
+        check_epoch_spills(log, "brain_fused_epoch_shares");
     }
 }
 
@@ -83,8 +88,9 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     CHECK(source.find("__global__") == std::string::npos);
     const std::string text = brain::cuda::kernel_text(source);
     CHECK(text.rfind(source, 0) == 0);
-    for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
-                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_epoch.cu"}) {
+    for (const char* file :
+         {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu", "mixed_kernels.cu",
+          "fused_epilogues.cuh", "fused_gemm.cuh", "fused_shares.cuh", "fused_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }

@@ -4,7 +4,8 @@ multiply-adds per step, pure-python SVG) and prints a short table last. Standard
     python3 tools/perf/grid_report.py OUT DEV LOSS_TOL LIMIT_S ELAPSED_S [BARRIER_US]
 With floors.jsonl (brain_gemm_rate on the points, grid-compare --floors), each point's step times against two
 floors: the step's matrix products alone as cuBLAS runs them in one CUDA graph, and, on the fused epoch kernel's
-points, its grid barriers (2L + 1 per step for L layers, the most the kernel places, x BARRIER_US, default 1.07).
+points, its grid barriers (2L + 1 per step for L layers, the most the kernel places without layer 0's row shares,
+x BARRIER_US, default 1.07).
 Exit status 1 when a measured point's losses disagree."""
 import json, math, os, statistics, sys
 
@@ -93,7 +94,8 @@ def floors_sentence(points, barrier_us):
     text = (f"Floors: the products' floor is one step's matrix products alone, as cuBLAS runs them back to back in "
             f"one CUDA graph (brain_gemm_rate); the bound, PyTorch's step / that floor, is the most brain / PyTorch "
             f"could reach if brain's step were just those products. The barrier floor, on the points brain trains "
-            f"in its fused epoch kernel, is 2L + 1 grid barriers per step (L layers; the most the kernel places) "
+            f"in its fused epoch kernel, is 2L + 1 grid barriers per step (L layers; the most the kernel places "
+            f"without layer 0's row shares) "
             f"x {barrier_us:g} µs. ")
     if not below:
         return text + "No point is below 5x."

@@ -1,6 +1,6 @@
 // The fused epoch kernel: a whole epoch of a narrow network in one cooperative launch. Its products (tiles, a warp
-// per output, their epilogues) are fused_gemm.cuh's; the math is dense_math.cuh's, the same code as the
-// per-operation kernels'.
+// per output, their epilogues) are fused_gemm.cuh's, its gradients summed in shares fused_shares.cuh's; the math is
+// dense_math.cuh's, the same code as the per-operation kernels'.
 //
 // Why: for small layers an optimizer step is a dozen tiny kernels, and even replayed from a CUDA graph each one
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
@@ -8,12 +8,12 @@
 // barriers: per batch, one phase per layer forward, one for the loss (merged into the output layer's phase when
 // that layer is narrow, and then the narrow layer's backward pass too where it fits: fused_output_and_loss; or,
 // for a one-output head, spread over the phases beside it: BRAIN_FUSED_FOLDED_HEAD), one per layer backward
-// (weight gradients and the next delta together; the optimizer update is fused into the last). 2L - 2 to 2L + 1
-// barriers per step and no launch. Every output is computed by one thread or one warp in a fixed order, so results
-// are deterministic.
+// (weight gradients and the next delta together; the optimizer update is fused into the last; layer 0's row shares
+// add one). 2L - 2 to 2L + 2 barriers per step and no launch. Every output is computed by one thread or one warp in
+// a fixed order, so results are deterministic.
 #pragma once
 
-#include "fused_gemm.cuh"
+#include "fused_shares.cuh"
 
 #define BRAIN_FUSED_STORED_BATCH 4
 #define BRAIN_FUSED_FOLD_ROWS 256
@@ -278,76 +278,6 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     }
 }
 
-// The head's gradient from `shares` shares (the blocks' of fused_output_and_loss, or a folded head's row slices,
-// fold_head_shares) at `partial`, added in order, and the optimizer step on the head's parameters at once (nothing
-// reads them until the next step's loss phase, or a folded head's forward phase below). A thread per parameter, on
-// the blocks from `first` on.
-static __device__ void fused_head_gradient(const FusedContext& c, unsigned first, unsigned shares,
-                                           const float* partial) {
-    const brain_fused_epoch_args& a = *c.args;
-    const brain_fused_layer& out = a.layers[a.layer_count - 1];
-    const unsigned inputs = out.inputs, width = out.outputs * (inputs + 1);
-    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
-    for (unsigned e = rank * BRAIN_FUSED_THREADS + threadIdx.x; e < width; e += gridDim.x * BRAIN_FUSED_THREADS) {
-        float sum = 0.0f;
-#pragma unroll 8
-        for (unsigned q = 0; q < shares; ++q) sum += partial[(brain_u64)q * width + e];
-        const unsigned n = e / (inputs + 1), j = e - n * (inputs + 1);
-        fused_update(c, j < inputs ? out.weight_offset + (brain_u64)n * inputs + j : out.bias_offset + n, sum);
-    }
-}
-
-#if BRAIN_FUSED_FOLDED_HEAD
-// A folded head (BRAIN_FUSED_FOLDED_HEAD): every batch row's dL/dz into c.head_dl (shared memory), a row per
-// thread, from the head's bias and the shares of its dot product that the forward phase below left in c.head_dots
-// (rows x head_tiles, added in tile order) and the row's target, by the per-element functions of
-// output_loss_lane. The grid's last block also stores the rows' losses (row_loss) and adds up the batch's
-// (add_batch_loss). Every thread of the block calls it; it ends with a barrier of the block.
-static __device__ void fold_head_rows(const FusedContext& c) {
-    const brain_fused_epoch_args& a = *c.args;
-    const brain_fused_layer& out = a.layers[a.layer_count - 1];
-    const unsigned r = threadIdx.x, rows = c.rows, tiles = c.head_tiles;
-    const bool loss_block = blockIdx.x + 1 == gridDim.x;
-    float* const dl = c.head_dl;
-    if (r < rows) {
-        const brain_u64 row = a.perm ? (brain_u64)c.batch_rows[r] : c.start + r;
-        const float t = a.targets[row];
-        float sum = 0.0f;
-        for (unsigned q = 0; q < tiles; ++q) sum += c.head_dots[(brain_u64)r * tiles + q];
-        const float z = sum + a.params[out.bias_offset];
-        const float scale = loss_scale(a.loss, rows, 1);
-        const float activated = brain_activate(out.activation, z, out.param);
-        dl[r] = loss_delta(a.loss, out.activation, z, activated, t, scale, out.param);
-        if (loss_block) a.row_loss[r] = (float)loss_term(a.loss, z, activated, t, 0.0) * scale;
-    }
-    if (loss_block) add_batch_loss(a.scalars, a.row_loss, rows, c.batch); // each thread reads the row it stored
-    __syncthreads();
-}
-
-// A folded head's gradient in `shares` row slices (dL/dW_head[j] = sum over rows of dl[r] a_below[r][j], the bias's
-// the sum of dl; dl = c.head_dl, filled by fold_head_rows), slice s to partial[s * (inputs + 1) ...], a thread per
-// parameter, on the blocks from `first` on; fused_head_gradient adds the slices up in the next phase.
-static __device__ void fold_head_shares(const FusedContext& c, unsigned first, unsigned shares, float* partial) {
-    const brain_fused_epoch_args& a = *c.args;
-    const unsigned rows = c.rows;
-    const float* dl = c.head_dl;
-    const brain_fused_layer& out = a.layers[a.layer_count - 1];
-    const float* below = a.layers[a.layer_count - 2].a;
-    const unsigned inputs = out.inputs, width = inputs + 1, slice = (rows + shares - 1) / shares;
-    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
-    for (unsigned q = rank; q < shares; q += gridDim.x) {
-        const unsigned r0 = q * slice, r1 = min(rows, r0 + slice);
-        for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
-            float sum = 0.0f;
-#pragma unroll 8
-            for (unsigned r = r0; r < r1; ++r)
-                sum += (e < inputs ? below[(brain_u64)r * inputs + e] : 1.0f) * dl[r];
-            partial[(brain_u64)q * width + e] = sum;
-        }
-    }
-}
-#endif
-
 // One block per SM (the grid the plugin launches), so each thread may have up to 255 registers. Left to itself
 // ptxas takes ~246; BRAIN_FUSED_MAX_REGISTERS caps them where the compiler has __maxnreg__ (CUDA 12.4 and newer):
 // 216 fits the same code without spills, and ptxas's schedule within it is faster (docs/performance.md); 0 leaves
@@ -365,8 +295,12 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
 #else
 #define BRAIN_FUSED_BOUNDS __launch_bounds__(BRAIN_FUSED_THREADS, 1)
 #endif
-extern "C" __global__ void BRAIN_FUSED_BOUNDS
-brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+// The epoch, as brain_fused_epoch (SHARES false) and brain_fused_epoch_shares (true: weight gradients in row shares
+// where the plugin asks for them, row_share_layers) run it. Two kernels, so that the row shares' code is not in the
+// kernel of the sessions that never take them: in one kernel it moves ptxas's schedule of every phase, which costs
+// those sessions 4-6% (docs/performance.md).
+template <bool SHARES>
+static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args& args) {
     __shared__ __align__(16) TileShared sh;
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // per step: step_coefficients (the rate for SGD)
     // The batch's data-set rows, read once per step: the layer-0 GEMMs then index through shared memory instead
@@ -497,6 +431,14 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         // With head_backward the head's phase is gone (the loss phase did its work; the profile shows it as zero)
         // and the first phase left adds up the head's gradient and updates it.
         const unsigned top = head_backward ? layer_count - 2 : layer_count - 1;
+        // Layers whose weight gradient goes to row shares (fused_row_shares) in their backward phase, added up and
+        // applied in the next one (layer 0's in a phase of its own after it): those the plugin picked, but not a
+        // folded head's layer below (its delta is scaled where it is read).
+        const unsigned shares = row_share_count(rows);
+        const auto sliced = [&](unsigned l) {
+            return SHARES && args.row_shares != nullptr && l <= top && ((args.row_share_layers >> l) & 1u) != 0 &&
+                   !(fold && l == top);
+        };
         for (unsigned l = layer_count; l-- > 0;) {
             if (l > top) {
                 profile_stamp(args, b, slot); // a phase of zero
@@ -506,8 +448,14 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             const bool update = l == 0;
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
-            const unsigned tm = fused_phase_tile(dw, dx, l > 0);
-            dw.bias = fused_bias_in_tiles(dw, dx, l > 0, tm);
+            const bool in_shares = sliced(l);
+            float* const share_buffer =
+                args.row_shares + (brain_u64)(l & 1u) * BRAIN_FUSED_ROW_SHARES_MAX * args.row_share_width;
+            // A layer in row shares keeps `shares` blocks busy instead of its weight gradient's warps or tiles.
+            const unsigned tm =
+                in_shares ? (fused_half_tile_blocks(dx) + shares <= gridDim.x ? BRAIN_TILE / 2 : BRAIN_TILE)
+                          : fused_phase_tile(dw, dx, l > 0);
+            dw.bias = !in_shares && fused_bias_in_tiles(dw, dx, l > 0, tm);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.
 #if BRAIN_FUSED_FOLDED_HEAD
@@ -524,11 +472,17 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             }
 #endif
             unsigned first = 0;
-            fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm);
+            if (in_shares) {
+                fused_row_shares(layer, layer_input(args, l, start, batch_rows), rows, shares, first, share_buffer,
+                                 sh);
+                first = shares % gridDim.x;
+            } else {
+                fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm);
+            }
             if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
 
-            // db, unless the tiles summed it: one warp per column, a fixed-order sum.
-            const unsigned columns = dw.bias ? 0u : layer.outputs;
+            // db, unless the tiles or the row shares summed it: one warp per column, a fixed-order sum.
+            const unsigned columns = dw.bias || in_shares ? 0u : layer.outputs;
             const unsigned bias_warp = (warp + warps - (first * BRAIN_FUSED_WARPS) % warps) % warps;
             for (unsigned j = bias_warp; j < columns; j += warps) {
                 float sum = 0.0f;
@@ -546,6 +500,16 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
             // gradient is computed here in row slices, on as many blocks as the phase leaves free (4 to
             // BRAIN_FUSED_FOLD_SHARES), and added up and applied in the next phase.
             unsigned next = first + (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS;
+            // The layer above's row shares, from the phase before: added up and applied.
+            unsigned share_blocks = 0;
+            if (l < top && sliced(l + 1)) {
+                const brain_fused_layer& above = args.layers[l + 1];
+                fused_layer_gradient(c, above, next, shares,
+                                     args.row_shares + (brain_u64)((l + 1) & 1u) * BRAIN_FUSED_ROW_SHARES_MAX *
+                                                           args.row_share_width);
+                share_blocks = (above.outputs * (above.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+                next += share_blocks;
+            }
 #if BRAIN_FUSED_FOLDED_HEAD
             if (fold && l == top) {
                 const brain_u64 busy = fused_busy_blocks(dw, tm) + fused_busy_blocks(dx, tm) +
@@ -578,14 +542,36 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
                 // On the blocks that have no tile, warp-per-output work or bias column in this phase (a tile takes
                 // longer than the whole update on the rest), where they are at least a quarter of the grid.
                 unsigned from = 0;
-                const brain_u64 busy = fused_busy_blocks(dw, tm) +
+                const brain_u64 busy = (in_shares ? shares : fused_busy_blocks(dw, tm)) +
                                        (columns + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS +
-                                       (fold ? head_blocks : 0u);
+                                       (fold ? head_blocks : 0u) + share_blocks;
                 if (4 * busy <= 3ull * gridDim.x) from = (unsigned)busy;
-                if (blockIdx.x >= from)
-                    fused_update_stored(
-                        c, args.layers[1].weight_offset + (blockIdx.x - from) * blockDim.x + threadIdx.x,
-                        stored_end, (brain_u64)(gridDim.x - from) * blockDim.x);
+                if (blockIdx.x >= from) {
+                    const brain_u64 offset = (brain_u64)(blockIdx.x - from) * blockDim.x + threadIdx.x;
+                    const brain_u64 stride = (brain_u64)(gridDim.x - from) * blockDim.x;
+                    if (SHARES) {
+                        // Each run of consecutive layers not in row shares (those are applied by the phase after
+                        // theirs) in one pass, so that a thread's loads stay batched across layers.
+                        for (unsigned q = 1; q < layer_count;) {
+                            unsigned end_layer = q;
+                            while (end_layer < layer_count && !sliced(end_layer)) ++end_layer;
+                            const brain_u64 begin = args.layers[q].weight_offset;
+                            const brain_u64 end =
+                                min(stored_end,
+                                    end_layer < layer_count ? args.layers[end_layer].weight_offset : stored_end);
+                            if (begin < end) fused_update_stored(c, begin + offset, end, stride);
+                            q = end_layer + 1;
+                        }
+                    } else {
+                        fused_update_stored(c, args.layers[1].weight_offset + offset, stored_end, stride);
+                    }
+                }
+            }
+            // Layer 0's row shares: the next step's first phase reads its weights, so they are added up and applied
+            // in a phase of their own (its barrier in the profile's backward 0).
+            if (update && in_shares) {
+                grid_barrier(s);
+                fused_layer_gradient(c, layer, 0, shares, share_buffer);
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);
@@ -595,4 +581,14 @@ brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
         finish_epoch(s, args.rows);
         s->step = step0 + batches;
     }
+}
+
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    fused_epoch<false>(args);
+}
+// BRAIN_FUSED_ROW_SHARES=0 builds it without row shares (test builds compare the two).
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch_shares(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0>(args);
 }
