@@ -92,13 +92,13 @@ struct FusedCase {
 // Widths and batches that are not multiples of the kernel's 32 x 32 tiles, outputs small enough for its
 // warp-per-output path and large enough for its tiles, a weight gradient in more tiles than the grid has blocks,
 // batches of 10 (a K shorter than one chunk), one to five layers, every loss and optimizer, output layers narrow
-// enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss
-// phase on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps
-// (the kernel works out its optimizer coefficients 256 steps at a time), batches of 1024 through narrow layers
-// (weight gradients in row shares, or, without them, by a warp per output summing 1024 rows), row
-// shares on some hidden layers and not on others, with a last batch of fewer rows, and under a folded head, and
-// narrow heads without their backward pass in the loss phase, with their weights copied to shared memory and with
-// too many for it.
+// enough to share a phase with the loss and one too wide for that, heads whose backward pass runs in the loss phase
+// on two- and deeper networks, one with more inputs than a warp holds in registers, an epoch of 300 steps (the
+// kernel works out its optimizer coefficients 256 steps at a time), batches of 1024 through narrow layers (weight
+// gradients in row shares, or, without them, by a warp per output summing 1024 rows), row shares on some hidden
+// layers and not on others, with a last batch of fewer rows, under a folded head and on a two-layer network beside
+// the head's gradient, and narrow heads without their backward pass in the loss phase, with their weights copied to
+// shared memory and with too many for it.
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -139,6 +139,8 @@ const std::vector<FusedCase>& fused_cases() {
                   512),
         FusedCase("a folded head over a layer in row shares (batches of 256)", {10, 40, 40, 40, 1}, Relu, Linear,
                   MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 700, 256),
+        FusedCase("two layers on batches of 1024 (layer 0's row shares beside the head's gradient)", {30, 64, 3},
+                  Gelu, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 2200, 1024),
     };
     return cases;
 }

@@ -63,6 +63,8 @@ TEST_CASE("Row shares leave wide layers in tiles and short batches to most layer
     // Grid point g34 (seven of 215, a head of 29 over 256 rows): only the head would, so none does.
     const auto g34 = layers_of({240, 215, 215, 215, 215, 215, 215, 215, 29});
     CHECK(plan_row_shares(g34, 256, false).layers == 0);
+    // A two-layer network's layer 0 at 1024 rows, its head's gradient in the loss phase's shares.
+    CHECK(plan_row_shares(layers_of({30, 64, 3}), 1024, true).layers == bits(0, 0));
     // A one-layer network has no phase to add shares up in but its own.
     CHECK(plan_row_shares(layers_of({12, 4}), 1024, false).layers == 0);
 }
