@@ -36,6 +36,16 @@ typedef struct brain_cuda_scalars {
 #define BRAIN_FUSED_ROW_SHARES_MAX 32
 #define BRAIN_FUSED_ROW_SHARE_FLOATS 9216
 
+/* The row shares of a step of `rows` batch rows: at most BRAIN_FUSED_ROW_SHARES_MAX, at least 8 rows each. */
+static inline uint32_t brain_fused_row_share_count(uint32_t rows) {
+    const uint32_t count = (rows + 7) / 8;
+    return count < BRAIN_FUSED_ROW_SHARES_MAX ? count : BRAIN_FUSED_ROW_SHARES_MAX;
+}
+/* A share row's floats in shared memory for n values: padded to whole float4s. */
+static inline uint32_t brain_fused_row_share_pitch(uint32_t n) {
+    return (n + 3) & ~3u;
+}
+
 typedef struct brain_fused_layer {
     float* z;               /* pre-activations, batch x outputs */
     float* a;               /* activations; equal to z for linear layers */

@@ -28,25 +28,23 @@ constexpr std::uint64_t max_work = 450000;
 // A layer's shares together, in floats: the next phase reads them all beside its own work.
 constexpr std::uint64_t max_floats = 1u << 19;
 
-std::size_t padded(std::size_t n) {
-    return (n + 3) / 4 * 4;
-}
-
 } // namespace
 
 RowSharePlan plan_row_shares(const std::vector<sdk::LayerPlan>& layers, std::size_t batch, bool head_backward) {
     RowSharePlan plan;
     // A one-layer network's only phase is its output layer's.
     if (layers.size() < 2 || batch < min_rows) return plan;
-    // As the kernel's row_share_count: at most BRAIN_FUSED_ROW_SHARES_MAX shares of at least 8 rows.
-    const std::size_t shares = std::min<std::size_t>(BRAIN_FUSED_ROW_SHARES_MAX, (batch + 7) / 8);
+    // As the kernel cuts a full batch (its last may have fewer rows, and then fewer in each share).
+    const std::size_t shares = brain_fused_row_share_count(static_cast<uint32_t>(batch));
     const std::size_t share_rows = (batch + shares - 1) / shares;
     const std::size_t top = layers.size() - (head_backward ? 2 : 1);
     for (std::size_t l = batch >= first_layer_min_rows ? 0 : 1; l <= top; ++l) {
         const sdk::LayerPlan& layer = layers[l];
         const std::uint64_t width = std::uint64_t{layer.outputs} * (layer.inputs + 1);
-        if (share_rows * (padded(layer.outputs) + padded(layer.inputs + 1)) <= BRAIN_FUSED_ROW_SHARE_FLOATS &&
-            width * share_rows <= max_work && width * shares <= max_floats) {
+        const std::size_t row_floats = brain_fused_row_share_pitch(static_cast<uint32_t>(layer.outputs)) +
+                                       brain_fused_row_share_pitch(static_cast<uint32_t>(layer.inputs + 1));
+        if (share_rows * row_floats <= BRAIN_FUSED_ROW_SHARE_FLOATS && width * share_rows <= max_work &&
+            width * shares <= max_floats) {
             plan.layers |= 1u << l;
             plan.width = std::max(plan.width, width);
         }

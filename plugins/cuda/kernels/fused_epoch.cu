@@ -434,7 +434,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
         // Layers whose weight gradient goes to row shares (fused_row_shares) in their backward phase, added up and
         // applied in the next one (layer 0's in a phase of its own after it): those the plugin picked, but not a
         // folded head's layer below (its delta is scaled where it is read).
-        const unsigned shares = row_share_count(rows);
+        const unsigned shares = brain_fused_row_share_count(rows);
         const auto sliced = [&](unsigned l) {
             return SHARES && args.row_shares != nullptr && l <= top && ((args.row_share_layers >> l) & 1u) != 0 &&
                    !(fold && l == top);
@@ -449,8 +449,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             FusedGemm dw = weight_gradient_gemm(args, l, rows, start, batch_rows, update);
             FusedGemm dx = delta_gemm(args, l > 0 ? l : 1u, rows); // a placeholder for layer 0 (not run)
             const bool in_shares = sliced(l);
-            float* const share_buffer =
-                args.row_shares + (brain_u64)(l & 1u) * BRAIN_FUSED_ROW_SHARES_MAX * args.row_share_width;
+            float* const share_buffer = row_share_buffer(args, l);
             // A layer in row shares keeps `shares` blocks busy instead of its weight gradient's warps or tiles.
             const unsigned tm =
                 in_shares ? (fused_half_tile_blocks(dx) + shares <= gridDim.x ? BRAIN_TILE / 2 : BRAIN_TILE)
@@ -504,9 +503,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             unsigned share_blocks = 0;
             if (l < top && sliced(l + 1)) {
                 const brain_fused_layer& above = args.layers[l + 1];
-                fused_layer_gradient(c, above, next, shares,
-                                     args.row_shares + (brain_u64)((l + 1) & 1u) * BRAIN_FUSED_ROW_SHARES_MAX *
-                                                           args.row_share_width);
+                fused_layer_gradient(c, above, next, shares, row_share_buffer(args, l + 1));
                 share_blocks = (above.outputs * (above.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
                 next += share_blocks;
             }

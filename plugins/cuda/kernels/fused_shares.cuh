@@ -30,14 +30,14 @@ static __device__ void fused_head_gradient(const FusedContext& c, unsigned first
     fused_layer_gradient(c, c.args->layers[c.args->layer_count - 1], first, shares, partial);
 }
 
+// Layer l's buffer of row shares: layer l writes it in its backward phase while the phase reads layer l + 1's.
+static __device__ __forceinline__ float* row_share_buffer(const brain_fused_epoch_args& a, unsigned l) {
+    return a.row_shares + (brain_u64)(l & 1u) * BRAIN_FUSED_ROW_SHARES_MAX * a.row_share_width;
+}
+
 #ifndef BRAIN_FUSED_ROW_SHARES
 #define BRAIN_FUSED_ROW_SHARES 1
 #endif
-// The row shares of a phase with `rows` batch rows: at most BRAIN_FUSED_ROW_SHARES_MAX, at least 8 rows each.
-static __device__ __forceinline__ unsigned row_share_count(unsigned rows) {
-    return min((unsigned)BRAIN_FUSED_ROW_SHARES_MAX, (rows + 7) / 8);
-}
-
 // A hidden layer's weight and bias gradient in `shares` row shares (the plugin picks such layers:
 // row_share_layers): share s sums rows [s r, s r + r) of delta^T [input | 1] (input: layer_input's, for layer 0
 // the data set's rows in the batch's order) into partial[s * width ...] (width =
@@ -53,7 +53,8 @@ static __device__ void fused_row_shares(const brain_fused_layer& layer, const Fu
     const unsigned width = outputs * pitch, slice = (rows + shares - 1) / shares;
     // Shared rows padded to whole float4s (zeros past the layer), so that each thread reads its 4 deltas and 4
     // inputs of a row as two 16-byte loads.
-    const unsigned dp = (outputs + 3) & ~3u, xp = (pitch + 3) & ~3u, bj_count = xp / 4, blocks = dp / 4 * bj_count;
+    const unsigned dp = brain_fused_row_share_pitch(outputs), xp = brain_fused_row_share_pitch(pitch);
+    const unsigned bj_count = xp / 4, blocks = dp / 4 * bj_count;
     const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
     static_assert(sizeof(sh.stage) >= 4 * BRAIN_FUSED_ROW_SHARE_FLOATS, "a share's rows fit the tile stages");
     float* const deltas = &sh.stage[0].a[0][0]; // slice x dp
