@@ -80,7 +80,6 @@ brain_session_stats CudaSession::stats() const noexcept {
 }
 
 std::string CudaSession::arithmetic() const {
-    if (m_block) return "float32 (block epoch kernel)";
     if (m_fused) return "float32 (fused epoch kernel)";
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:

@@ -86,7 +86,6 @@ private:
     void host_rows(std::uint64_t epoch, std::size_t start, std::size_t rows, float* x, float* t);
     // fused_epoch.cpp
     bool choose_fused_epoch();
-    bool choose_block_epoch(const std::string& mode);    // sets m_block and m_block_shared_bytes
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
     void run_fused_epoch();
     // graph_epoch.cpp
@@ -142,8 +141,6 @@ private:
     bool m_resident = false;
     bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel
     unsigned m_fused_grid = 0; // its blocks: one per SM
-    bool m_block = false;      // ... or epochs run on one block, the block epoch kernel (kernels/block_epoch.cu)
-    std::size_t m_block_shared_bytes = 0; // its dynamic shared memory
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)

@@ -4,7 +4,6 @@
 #ifndef BRAIN_CUDA_DEVICE_SCALARS_H
 #define BRAIN_CUDA_DEVICE_SCALARS_H
 
-#include <brain/plugin_abi.h>
 #include <stdint.h>
 
 #define BRAIN_CUDA_NO_BAD_BATCH 0x7fffffff
@@ -58,73 +57,6 @@ typedef struct brain_fused_layer {
     int32_t activation;
     float param;
 } brain_fused_layer;
-
-/* The block epoch kernel (kernels/block_epoch.cu) trains a whole epoch of a small network on one block, with the
- * parameters and the batch's rows, activations and deltas in that block's shared memory. Its layout there, as
- * offsets in floats, from brain_block_plan: */
-typedef struct brain_block_layout {
-    uint32_t weights[BRAIN_FUSED_MAX_LAYERS]; /* layer l's W: outputs rows of brain_block_pitch(inputs), b last */
-    uint32_t acts[BRAIN_FUSED_MAX_LAYERS]; /* its activations: batch rows of brain_block_pitch(outputs), a column of
-                                              ones after them; the output layer's: rows of outputs */
-    uint32_t zs[BRAIN_FUSED_MAX_LAYERS];   /* its z where the derivative needs it (GELU, leaky ReLU) and for the
-                                              output layer, the same pitch; else acts[l] */
-    uint32_t inputs[2];  /* the batch's input rows, pitch brain_block_pitch(inputs), a column of ones after them:
-                            two buffers, the next step's copied while this one trains */
-    uint32_t targets[2]; /* the batch's target rows, pitch outputs, two buffers */
-    uint32_t deltas[3];  /* dL/dz of three consecutive layers (layer l's in deltas[l % 3]) */
-    uint32_t delta_pitch;
-    uint32_t row_loss; /* the batch's row losses */
-} brain_block_layout;
-
-/* A row's pitch in the block epoch kernel's shared memory for `width` values and the column of ones after them:
- * odd, so that a warp reading one column of consecutive rows (W's, in the forward product) hits 32 banks. */
-static inline uint32_t brain_block_pitch(uint32_t width) {
-    return (width + 1) | 1u;
-}
-
-/* Fills `out` for a network of `count` layers and batches of `batch` rows; returns the floats of shared memory the
- * layout takes (the offsets are valid when that fits in 32 bits). */
-static inline uint64_t brain_block_plan(const brain_fused_layer* layers, uint32_t count, uint32_t batch,
-                                        brain_block_layout* out) {
-    /* Offsets narrow to 32 bits implicitly (no casts: the header is C and C++ alike). */
-    uint64_t at = 0, rows = batch, floats;
-    uint32_t widest = 0, l, pitch;
-    for (l = 0; l < count; ++l) {
-        out->weights[l] = at;
-        floats = layers[l].outputs;
-        at += floats * brain_block_pitch(layers[l].inputs);
-        if (layers[l].outputs > widest) widest = layers[l].outputs;
-    }
-    for (l = 0; l < count; ++l) {
-        const int last = l + 1 == count;
-        pitch = last ? layers[l].outputs : brain_block_pitch(layers[l].outputs);
-        floats = rows * pitch;
-        out->acts[l] = at;
-        at += floats;
-        out->zs[l] = out->acts[l];
-        if (last || layers[l].activation == BRAIN_ACT_GELU || layers[l].activation == BRAIN_ACT_LEAKY_RELU) {
-            out->zs[l] = at;
-            at += floats;
-        }
-    }
-    pitch = count ? brain_block_pitch(layers[0].inputs) : 0;
-    for (l = 0; l < 2; ++l) {
-        out->inputs[l] = at;
-        at += rows * pitch;
-    }
-    pitch = count ? layers[count - 1].outputs : 0;
-    for (l = 0; l < 2; ++l) {
-        out->targets[l] = at;
-        at += rows * pitch;
-    }
-    out->delta_pitch = widest;
-    for (l = 0; l < 3; ++l) {
-        out->deltas[l] = at;
-        at += rows * widest;
-    }
-    out->row_loss = at;
-    return at + rows;
-}
 
 typedef struct brain_fused_epoch_args {
     brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS];

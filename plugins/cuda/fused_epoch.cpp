@@ -1,5 +1,5 @@
-// CudaSession's fused epochs: whether a session takes the block epoch kernel (kernels/block_epoch.cu), the fused
-// epoch kernel (kernels/fused_epoch.cu) or neither, their arguments and workspace, and their launch.
+// CudaSession's fused epochs: whether a session takes the fused epoch kernel (kernels/fused_epoch.cu), its
+// arguments and workspace, and its cooperative launch.
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
 #include "row_share_plan.hpp"
@@ -17,23 +17,6 @@ constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/fused_
 // multiply-adds per optimizer step.
 constexpr std::size_t fused_max_width = 1024;
 constexpr double fused_max_multiply_adds = 3.0e8;
-constexpr unsigned block_threads = 512; // BRAIN_BLOCK_THREADS in kernels/block_epoch.cu
-// The auto choice of the block epoch (block_epoch_pays): at most this many multiply-adds per optimizer step.
-constexpr double block_max_multiply_adds = 3.0e6;
-
-double step_multiply_adds(const sdk::SessionPlan& plan) {
-    double multiply_adds = 0.0;
-    for (const LayerPlan& layer : plan.layers)
-        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
-    return multiply_adds * static_cast<double>(plan.batch_rows);
-}
-
-// Whether the block epoch kernel is expected to beat the fused epoch kernel for this plan (BRAIN_CUDA_FUSED unset).
-// One block multiplies at one SM's rate, but pays no grid barrier and no round trip through L2 between layers:
-// it wins while a step's arithmetic is small (docs/performance.md, "The shape grid").
-bool block_epoch_pays(const sdk::SessionPlan& plan) {
-    return step_multiply_adds(plan) <= block_max_multiply_adds;
-}
 
 } // namespace
 
@@ -44,8 +27,13 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // multiply-adds per step) is the largest measured config it wins (docs/performance.md); wide (6.5e10) is far on
     // cuBLAS's side and excluded by its width anyway.
     std::size_t widest = 0;
-    for (const LayerPlan& layer : plan.layers) widest = std::max({widest, layer.inputs, layer.outputs});
-    return widest <= fused_max_width && step_multiply_adds(plan) <= fused_max_multiply_adds;
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers) {
+        widest = std::max({widest, layer.inputs, layer.outputs});
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    }
+    multiply_adds *= static_cast<double>(plan.batch_rows);
+    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
 }
 
 namespace {
@@ -77,7 +65,6 @@ bool CudaSession::choose_fused_epoch() {
                                "in float32 only, so this session takes the cuBLAS path");
         return false;
     }
-    if (choose_block_epoch(mode)) return true;
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");
@@ -94,41 +81,6 @@ bool CudaSession::choose_fused_epoch() {
     m_fused_grid = static_cast<unsigned>(m_sm_count);
     // BRAIN_CUDA_FUSED=1 forces the fused epoch kernel; unset, it is taken where it is expected to be the faster.
     return mode == "1" || fused_epoch_pays(plan);
-}
-
-// BRAIN_CUDA_FUSED=block asks for the block epoch kernel wherever its shared memory holds the network and a batch;
-// unset, it is taken where it is expected to be the faster (block_epoch_pays).
-bool CudaSession::choose_block_epoch(const std::string& mode) {
-    const DevicePlan& plan = m_plan;
-    if (mode != "block" && (mode != "auto" || !block_epoch_pays(plan) || test_withhold_block_epoch())) return false;
-    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
-    for (std::size_t l = 0; l < plan.layers.size(); ++l) {
-        layers[l].inputs = static_cast<uint32_t>(plan.layers[l].inputs);
-        layers[l].outputs = static_cast<uint32_t>(plan.layers[l].outputs);
-        layers[l].activation = plan.layers[l].activation;
-    }
-    brain_block_layout layout;
-    const std::uint64_t bytes = 4 * brain_block_plan(layers, static_cast<uint32_t>(plan.layers.size()),
-                                                     static_cast<uint32_t>(plan.config.batch_size), &layout);
-    const auto kernel = reinterpret_cast<const void*>((*m_kernels)[Kernel::BlockEpoch]);
-    int optin = 0;
-    check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, m_device),
-               "cudaDeviceGetAttribute");
-    cudaFuncAttributes attributes{};
-    check_cuda(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes (the block epoch)");
-    if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) {
-        if (mode == "block")
-            log_message(2, "cuda session: BRAIN_CUDA_FUSED=block, but the block epoch kernel needs " +
-                               std::to_string(bytes + attributes.sharedSizeBytes) +
-                               " bytes of shared memory for this network and batch, and a block has at most " +
-                               std::to_string(optin) + "; choosing as when it is unset");
-        return false;
-    }
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-               "cudaFuncSetAttribute (the block epoch's shared memory)");
-    m_block = true;
-    m_block_shared_bytes = bytes;
-    return true;
 }
 
 void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
@@ -170,7 +122,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
     a.rates = m_rates.floats(); // the epoch's rate per step (set_learning_rate and set_step_learning_rates fill it)
-    if (m_block) return;        // the rest is the fused epoch kernel's
     // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
     // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
     // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
@@ -217,12 +168,6 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
     void* params[] = {&args};
-    if (m_block) {
-        check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>((*m_kernels)[Kernel::BlockEpoch]), dim3(1),
-                                    dim3(block_threads), params, m_block_shared_bytes, m_stream.get()),
-                   "cudaLaunchKernel (the block epoch)");
-        return;
-    }
     check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[m_fused_kernel]),
                                            dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
                "cudaLaunchCooperativeKernel (the fused epoch)");

@@ -25,8 +25,7 @@ struct Target {
 // below it, as PTX (a GPU newer than the toolkit). Throws KERNEL_COMPILE_FAILED when it knows none at or below.
 Target choose_target(int major, int minor);
 
-// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu,
-// kernels/block_epoch.cu).
+// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu).
 enum class Kernel {
     ShufflePermutation,
     GatherBatch,
@@ -49,9 +48,8 @@ enum class Kernel {
     FlagNonFinite,
     FusedEpoch,       // a whole epoch, cooperative launch only
     FusedEpochShares, // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
-    BlockEpoch,       // a whole epoch of a small network on one block (kernels/block_epoch.cu)
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::BlockEpoch) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpochShares) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
 inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
@@ -74,8 +72,7 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_column_sums_bf16",
                                                                        "brain_flag_non_finite",
                                                                        "brain_fused_epoch",
-                                                                       "brain_fused_epoch_shares",
-                                                                       "brain_block_epoch"};
+                                                                       "brain_fused_epoch_shares"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

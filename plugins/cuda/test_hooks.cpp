@@ -89,10 +89,6 @@ bool test_withhold_head_shares() noexcept {
     return variable_is("BRAIN_CUDA_TEST_HEAD_SHARES", "0");
 }
 
-bool test_withhold_block_epoch() noexcept {
-    return variable_is("BRAIN_CUDA_TEST_BLOCK_EPOCH", "0");
-}
-
 unsigned test_predict_parts() noexcept {
     const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
     if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;

@@ -33,9 +33,6 @@ std::string test_kernel_suffix();
 // BRAIN_CUDA_TEST_HEAD_SHARES=0: the fused epoch gets no room for a narrow head's gradient shares, as when the
 // memory budget has none, so that its head takes a backward phase of its own.
 bool test_withhold_head_shares() noexcept;
-// BRAIN_CUDA_TEST_BLOCK_EPOCH=0: the automatic choice never takes the block epoch kernel (BRAIN_CUDA_FUSED=block
-// still does), so that measurements can compare it with the path taken without it.
-bool test_withhold_block_epoch() noexcept;
 
 // BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
 // measurements can compare part sizes; 0 when unset or out of range.
@@ -69,9 +66,6 @@ inline std::string test_kernel_suffix() {
     return {};
 }
 constexpr bool test_withhold_head_shares() noexcept {
-    return false;
-}
-constexpr bool test_withhold_block_epoch() noexcept {
     return false;
 }
 constexpr unsigned test_predict_parts() noexcept {
