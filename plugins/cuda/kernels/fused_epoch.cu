@@ -504,7 +504,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             if (l < top && sliced(l + 1)) {
                 const brain_fused_layer& above = args.layers[l + 1];
                 fused_layer_gradient(c, above, next, shares, row_share_buffer(args, l + 1));
-                share_blocks = (above.outputs * (above.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+                share_blocks = fused_gradient_blocks(above);
                 next += share_blocks;
             }
 #if BRAIN_FUSED_FOLDED_HEAD
@@ -526,8 +526,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
 #endif
                     fused_head_gradient(c, next, min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS),
                                         args.head_partial);
-                const brain_fused_layer& out = args.layers[layer_count - 1];
-                head_blocks = (out.outputs * (out.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+                head_blocks = fused_gradient_blocks(args.layers[layer_count - 1]);
                 next += head_blocks;
             }
             if (!fold && l == top && blockIdx.x == next % gridDim.x) add_batch_loss(s, args.row_loss, rows, (int)b);
@@ -560,6 +559,8 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
                             q = end_layer + 1;
                         }
                     } else {
+                        // The loop above would do the same in one run, but compiles to other code in this kernel,
+                        // whose schedule is the measured one.
                         fused_update_stored(c, args.layers[1].weight_offset + offset, stored_end, stride);
                     }
                 }

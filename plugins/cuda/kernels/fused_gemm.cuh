@@ -387,6 +387,12 @@ static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& fir
                : BRAIN_TILE;
 }
 
+// This block's place among the blocks of a job that starts on block `first` (fused_gemm's `first`): 0 on `first`,
+// 1 on the next, wrapping around the grid.
+static __device__ __forceinline__ unsigned fused_block_rank(unsigned first) {
+    return (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+}
+
 // Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile). Jobs of one phase are independent, so each
 // starts where the previous one's blocks ended (`first`, advanced past the blocks this one keeps busy) instead of
 // piling onto the first blocks.
@@ -395,7 +401,7 @@ template <int KIND>
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   unsigned tm) {
     const unsigned grid = gridDim.x;
-    const unsigned rank = (blockIdx.x + grid - first % grid) % grid;
+    const unsigned rank = fused_block_rank(first);
     brain_u64 busy;
     if (fused_uses_warps(g)) {
         fused_gemm_warps<KIND>(c, g, rank);

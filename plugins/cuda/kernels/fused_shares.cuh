@@ -14,7 +14,7 @@
 static __device__ void fused_layer_gradient(const FusedContext& c, const brain_fused_layer& layer, unsigned first,
                                             unsigned shares, const float* partial) {
     const unsigned inputs = layer.inputs, width = layer.outputs * (inputs + 1);
-    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+    const unsigned rank = fused_block_rank(first);
     for (unsigned e = rank * BRAIN_FUSED_THREADS + threadIdx.x; e < width; e += gridDim.x * BRAIN_FUSED_THREADS) {
         float sum = 0.0f;
 #pragma unroll 8
@@ -22,6 +22,11 @@ static __device__ void fused_layer_gradient(const FusedContext& c, const brain_f
         const unsigned n = e / (inputs + 1), j = e - n * (inputs + 1);
         fused_update(c, j < inputs ? layer.weight_offset + (brain_u64)n * inputs + j : layer.bias_offset + n, sum);
     }
+}
+
+// The blocks fused_layer_gradient keeps busy on `layer`: a thread per parameter.
+static __device__ __forceinline__ unsigned fused_gradient_blocks(const brain_fused_layer& layer) {
+    return (layer.outputs * (layer.inputs + 1) + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
 }
 
 // The head's gradient from `shares` shares at `partial` (fused_layer_gradient).
@@ -55,7 +60,7 @@ static __device__ void fused_row_shares(const brain_fused_layer& layer, const Fu
     // inputs of a row as two 16-byte loads.
     const unsigned dp = brain_fused_row_share_pitch(outputs), xp = brain_fused_row_share_pitch(pitch);
     const unsigned bj_count = xp / 4, blocks = dp / 4 * bj_count;
-    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+    const unsigned rank = fused_block_rank(first);
     static_assert(sizeof(sh.stage) >= 4 * BRAIN_FUSED_ROW_SHARE_FLOATS, "a share's rows fit the tile stages");
     float* const deltas = &sh.stage[0].a[0][0]; // slice x dp
     float* const xs = deltas + slice * dp;      // slice x xp: the inputs, a column of ones (the bias), zeros
@@ -131,7 +136,7 @@ static __device__ void fold_head_shares(const FusedContext& c, unsigned first, u
     const brain_fused_layer& out = a.layers[a.layer_count - 1];
     const float* below = a.layers[a.layer_count - 2].a;
     const unsigned inputs = out.inputs, width = inputs + 1, slice = (rows + shares - 1) / shares;
-    const unsigned rank = (blockIdx.x + gridDim.x - first % gridDim.x) % gridDim.x;
+    const unsigned rank = fused_block_rank(first);
     for (unsigned q = rank; q < shares; q += gridDim.x) {
         const unsigned r0 = q * slice, r1 = min(rows, r0 + slice);
         for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
