@@ -7,6 +7,7 @@
 #include "support/gpu.hpp"
 #include "support/numeric.hpp"
 
+#include <algorithm>
 #include <brain/brain.hpp>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,10 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
+#if __has_include(<device_scalars.h>) // the CUDA plugin's, where it is built: the cluster epoch kernel's layout
+#include <device_scalars.h>
+#define BRAIN_TEST_CLUSTER_LAYOUT 1
+#endif
 
 using brain::Activation;
 using brain::ErrorCode;
@@ -152,6 +157,33 @@ struct KernelVariant {
     const char* value;
 };
 
+// Whether BRAIN_CUDA_FUSED=cluster takes the cluster epoch kernel for `c` on an H100 or H200: yes where a block's
+// shared memory (the layout's floats and the kernel's own 14.5 KiB) is well inside their 227 KiB in clusters of
+// the size asked (BRAIN_CUDA_TEST_CLUSTER_BLOCKS) or of 16, no where it is past it at every size the session
+// tries (it then chooses as when the variable is unset), either in between (nullopt).
+std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {
+#ifdef BRAIN_TEST_CLUSTER_LAYOUT
+    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
+    for (std::size_t l = 0; l + 1 < c.widths.size(); ++l) {
+        layers[l].inputs = static_cast<uint32_t>(c.widths[l]);
+        layers[l].outputs = static_cast<uint32_t>(c.widths[l + 1]);
+        layers[l].activation = static_cast<int32_t>(l + 2 < c.widths.size() ? c.hidden : c.output);
+    }
+    const auto bytes = [&](uint32_t blocks) {
+        brain_cluster_layout layout;
+        return 4 * brain_cluster_plan(layers, static_cast<uint32_t>(c.widths.size() - 1), c.batch,
+                                      std::min<uint32_t>(blocks, c.batch), &layout);
+    };
+    const char* asked = std::getenv("BRAIN_CUDA_TEST_CLUSTER_BLOCKS");
+    const uint32_t blocks = asked ? static_cast<uint32_t>(std::atoi(asked)) : 16u;
+    if (bytes(blocks) <= 200 * 1024) return true;
+    if (bytes(blocks) > 232448 && (asked || (bytes(8) > 232448 && bytes(4) > 232448))) return false;
+#else
+    (void)c;
+#endif
+    return std::nullopt;
+}
+
 // Trains `c`, shuffled and not, on the cuBLAS path, the CPU and the fused kernel of each variant: the same weights,
 // optimizer state, step count and losses, and one float read back per epoch on either path.
 void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& variants) {
@@ -181,6 +213,10 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
             INFO("kernel variant: " << variant.name);
             auto fused = base;
             const brain::FitReport fused_report = train_fused(variant, fused);
+            if (std::string(variant.value) == "cluster") {
+                const std::optional<bool> cluster = cluster_mode_takes_cluster(c);
+                if (cluster) CHECK((fused_report.stats.arithmetic == "float32 (cluster epoch kernel)") == *cluster);
+            }
             if (&variant == &variants.front()) {
                 // Deterministic: every output is summed by one thread or warp in a fixed order.
                 auto again = base;
@@ -393,6 +429,17 @@ TEST_CASE("CUDA fused epoch kernel on small networks gives the same weights as t
     REQUIRE_GPU();
     for (const FusedCase& c : small_cases())
         DYNAMIC_SECTION(c.name) check_fused_case(c, {{"fused epoch kernel", "BRAIN_CUDA_FUSED", "1"}});
+}
+
+TEST_CASE("CUDA cluster epoch kernel gives the same weights as the cuBLAS path", "[cuda]") {
+    REQUIRE_GPU();
+    // Every network of both lists on the cluster epoch kernel, where a cluster holds it and its batch (the
+    // session's arithmetic says which kernel ran): the first in clusters as large as the device runs, the second in
+    // clusters of 4 blocks (longer slices, more parameters per block).
+    const std::vector<KernelVariant> cluster = {{"cluster epoch kernel", "BRAIN_CUDA_FUSED", "cluster"}};
+    for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, cluster);
+    brain::test::ScopedEnv four("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("4"));
+    for (const FusedCase& c : small_cases()) DYNAMIC_SECTION("small: " << c.name) check_fused_case(c, cluster);
 }
 
 TEST_CASE("CUDA budget is checked before allocating and names the largest batch", "[cuda]") {

@@ -80,6 +80,7 @@ brain_session_stats CudaSession::stats() const noexcept {
 }
 
 std::string CudaSession::arithmetic() const {
+    if (m_cluster_blocks) return "float32 (cluster epoch kernel)";
     if (m_fused) return "float32 (fused epoch kernel)";
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:

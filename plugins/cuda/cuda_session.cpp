@@ -83,8 +83,9 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
                mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " + (m_resident ? "resident" : "staged") +
                ", cuBLAS workspace " + mib(cublas_workspace) + ", arithmetic: " + arithmetic() +
                (m_mixed_fusion.empty() ? std::string() : " (" + m_mixed_fusion + ")") + ", epoch: " +
-               (m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
-                        : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
+               (m_cluster_blocks ? "cluster kernel (" + std::to_string(m_cluster_blocks) + " blocks)"
+                : m_fused        ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
+                                 : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
                "; set-up " + ms(end - start) + ": checks " + ms(checked - start) + ", device and context " +
                ms(context - checked) + ", kernels (waiting for NVRTC or the cache) " + ms(kernels - context) +
                ", stream and cuBLAS " + ms(cublas - kernels) + ", allocation and upload " + ms(end - cublas));

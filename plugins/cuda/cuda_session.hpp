@@ -86,6 +86,7 @@ private:
     void host_rows(std::uint64_t epoch, std::size_t start, std::size_t rows, float* x, float* t);
     // fused_epoch.cpp
     bool choose_fused_epoch();
+    bool choose_cluster_epoch(const std::string& mode);  // sets m_cluster_blocks and m_cluster_shared_bytes
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
     void run_fused_epoch();
     // graph_epoch.cpp
@@ -141,6 +142,9 @@ private:
     bool m_resident = false;
     bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel
     unsigned m_fused_grid = 0; // its blocks: one per SM
+    unsigned m_cluster_blocks = 0;          // ... or on a cluster of this many blocks (kernels/cluster_epoch.cu)
+    unsigned m_cluster_threads = 0;         // its threads per block
+    std::size_t m_cluster_shared_bytes = 0; // its dynamic shared memory per block
     brain_fused_epoch_args m_fused_args{};
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)

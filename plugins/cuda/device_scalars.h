@@ -4,6 +4,7 @@
 #ifndef BRAIN_CUDA_DEVICE_SCALARS_H
 #define BRAIN_CUDA_DEVICE_SCALARS_H
 
+#include <brain/plugin_abi.h>
 #include <stdint.h>
 
 #define BRAIN_CUDA_NO_BAD_BATCH 0x7fffffff
@@ -57,6 +58,94 @@ typedef struct brain_fused_layer {
     int32_t activation;
     float param;
 } brain_fused_layer;
+
+/* The cluster epoch kernel (kernels/cluster_epoch.cu) trains a whole epoch of a small network on one cluster of
+ * thread blocks: each block holds every parameter and its slice of each batch's rows, their activations and deltas
+ * in its shared memory, and its share of the parameters' optimizer state. The layout there, as offsets in floats,
+ * from brain_cluster_plan: */
+#define BRAIN_CLUSTER_MAX_BLOCKS 16
+typedef struct brain_cluster_layout {
+    uint32_t weights[BRAIN_FUSED_MAX_LAYERS]; /* layer l's W: outputs rows of brain_cluster_pitch(inputs), b last */
+    uint32_t grads[BRAIN_FUSED_MAX_LAYERS];   /* the block's rows' sum of its gradient, the same layout */
+    uint32_t acts[BRAIN_FUSED_MAX_LAYERS]; /* its activations: slice rows of brain_cluster_pitch(outputs), a column
+                                              of ones after them; the output layer's: rows of outputs */
+    uint32_t zs[BRAIN_FUSED_MAX_LAYERS];   /* its z where the derivative needs it (GELU, leaky ReLU) and for the
+                                              output layer, the same pitch; else acts[l] */
+    uint32_t first[BRAIN_FUSED_MAX_LAYERS + 1]; /* the index of layer l's first parameter, W's row j then b[j] */
+    uint32_t inputs[2];  /* the slice's input rows, pitch brain_cluster_pitch(inputs), a column of ones after them:
+                            two buffers, the next step's copied while this one trains */
+    uint32_t targets[2]; /* the slice's target rows, pitch outputs, two buffers */
+    uint32_t deltas[3];  /* dL/dz of three consecutive layers (layer l's in deltas[l % 3]) */
+    uint32_t delta_pitch;
+    uint32_t row_loss; /* the slice's row losses */
+    uint32_t state;  /* the optimizer state of the block's share of the parameters: share floats of m, then of v */
+    uint32_t slots;  /* each of the block's parameters' offset in the layout (share uint32_t) */
+    uint32_t share;  /* parameters per block: block c updates indices [c share, (c + 1) share) */
+    uint32_t slice;  /* batch rows per block: block c takes rows [c slice, (c + 1) slice) of each batch */
+    uint32_t blocks; /* blocks in the cluster */
+} brain_cluster_layout;
+
+/* A row's pitch in the cluster epoch kernel's shared memory for `width` values and the column of ones after them:
+ * odd, so that a warp reading one column of consecutive rows (W's, in the forward product) hits 32 banks. */
+static inline uint32_t brain_cluster_pitch(uint32_t width) {
+    return (width + 1) | 1u;
+}
+
+/* Fills `out` for a network of `count` layers, batches of `batch` rows and a cluster of `blocks` blocks; returns
+ * the floats of shared memory a block's layout takes (the offsets are valid when that fits in 32 bits). */
+static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint32_t count, uint32_t batch,
+                                          uint32_t blocks, brain_cluster_layout* out) {
+    /* Offsets narrow to 32 bits implicitly (no casts: the header is C and C++ alike). */
+    uint64_t at = 0, rows = (batch + blocks - 1) / blocks, floats, weights = 0, params = 0;
+    uint32_t widest = 0, l, pitch;
+    out->slice = rows;
+    out->blocks = blocks;
+    for (l = 0; l < count; ++l) {
+        out->first[l] = params;
+        floats = layers[l].outputs;
+        params += floats * (layers[l].inputs + 1);
+        out->weights[l] = weights;
+        weights += floats * brain_cluster_pitch(layers[l].inputs);
+        if (layers[l].outputs > widest) widest = layers[l].outputs;
+    }
+    out->first[count] = params;
+    at = 2 * weights;
+    for (l = 0; l < count; ++l) out->grads[l] = out->weights[l] + weights;
+    for (l = 0; l < count; ++l) {
+        const int last = l + 1 == count;
+        pitch = last ? layers[l].outputs : brain_cluster_pitch(layers[l].outputs);
+        floats = rows * pitch;
+        out->acts[l] = at;
+        at += floats;
+        out->zs[l] = out->acts[l];
+        if (last || layers[l].activation == BRAIN_ACT_GELU || layers[l].activation == BRAIN_ACT_LEAKY_RELU) {
+            out->zs[l] = at;
+            at += floats;
+        }
+    }
+    pitch = count ? brain_cluster_pitch(layers[0].inputs) : 0;
+    for (l = 0; l < 2; ++l) {
+        out->inputs[l] = at;
+        at += rows * pitch;
+    }
+    pitch = count ? layers[count - 1].outputs : 0;
+    for (l = 0; l < 2; ++l) {
+        out->targets[l] = at;
+        at += rows * pitch;
+    }
+    out->delta_pitch = widest;
+    for (l = 0; l < 3; ++l) {
+        out->deltas[l] = at;
+        at += rows * widest;
+    }
+    out->row_loss = at;
+    at += rows;
+    out->share = (params + blocks - 1) / blocks;
+    out->state = at;
+    floats = out->share;
+    out->slots = at + 2 * floats;
+    return at + 3 * floats;
+}
 
 typedef struct brain_fused_epoch_args {
     brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS];

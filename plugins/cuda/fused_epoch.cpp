@@ -1,5 +1,5 @@
-// CudaSession's fused epochs: whether a session takes the fused epoch kernel (kernels/fused_epoch.cu), its
-// arguments and workspace, and its cooperative launch.
+// CudaSession's fused epochs: whether a session takes the cluster epoch kernel (kernels/cluster_epoch.cu), the
+// fused epoch kernel (kernels/fused_epoch.cu) or neither, their arguments and workspace, and their launch.
 #include "cuda_plugin_log.hpp"
 #include "cuda_session.hpp"
 #include "row_share_plan.hpp"
@@ -17,6 +17,23 @@ constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/fused_
 // multiply-adds per optimizer step.
 constexpr std::size_t fused_max_width = 1024;
 constexpr double fused_max_multiply_adds = 3.0e8;
+// The auto choice of the cluster epoch (cluster_epoch_pays): at most this many batch rows per block.
+constexpr std::size_t cluster_max_slice = 8;
+
+double step_multiply_adds(const sdk::SessionPlan& plan) {
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers)
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    return multiply_adds * static_cast<double>(plan.batch_rows);
+}
+
+// Whether the cluster epoch kernel, in clusters of `blocks`, is expected to beat the fused epoch kernel for this
+// plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step instead of a grid barrier per layer
+// and phase, and no round trip through L2 between layers, but each block takes its slice of the batch through every
+// layer at one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid").
+bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks) {
+    return (plan.batch_rows + blocks - 1) / blocks <= cluster_max_slice;
+}
 
 } // namespace
 
@@ -27,13 +44,8 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // multiply-adds per step) is the largest measured config it wins (docs/performance.md); wide (6.5e10) is far on
     // cuBLAS's side and excluded by its width anyway.
     std::size_t widest = 0;
-    double multiply_adds = 0.0;
-    for (const LayerPlan& layer : plan.layers) {
-        widest = std::max({widest, layer.inputs, layer.outputs});
-        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
-    }
-    multiply_adds *= static_cast<double>(plan.batch_rows);
-    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
+    for (const LayerPlan& layer : plan.layers) widest = std::max({widest, layer.inputs, layer.outputs});
+    return widest <= fused_max_width && step_multiply_adds(plan) <= fused_max_multiply_adds;
 }
 
 namespace {
@@ -65,6 +77,7 @@ bool CudaSession::choose_fused_epoch() {
                                "in float32 only, so this session takes the cuBLAS path");
         return false;
     }
+    if (choose_cluster_epoch(mode)) return true;
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");
@@ -81,6 +94,81 @@ bool CudaSession::choose_fused_epoch() {
     m_fused_grid = static_cast<unsigned>(m_sm_count);
     // BRAIN_CUDA_FUSED=1 forces the fused epoch kernel; unset, it is taken where it is expected to be the faster.
     return mode == "1" || fused_epoch_pays(plan);
+}
+
+// BRAIN_CUDA_FUSED=cluster asks for the cluster epoch kernel wherever a cluster can hold the network and a batch;
+// unset, it is taken where it is expected to be the faster (cluster_epoch_pays). The cluster is as large as the
+// device runs one of (16 blocks on an H100 or H200, else 8), and no larger than the batch.
+bool CudaSession::choose_cluster_epoch(const std::string& mode) {
+    const DevicePlan& plan = m_plan;
+    if (mode != "cluster" && (mode != "auto" || test_withhold_cluster_epoch())) return false;
+    const auto refuse = [&](const std::string& why) {
+        if (mode == "cluster")
+            log_message(2, "cuda session: BRAIN_CUDA_FUSED=cluster, but " + why + "; choosing as when it is unset");
+        return false;
+    };
+    int major = 0, cluster_launch = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m_device),
+               "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, m_device),
+               "cudaDeviceGetAttribute");
+    if (major < 9 || !cluster_launch)
+        return refuse("the cluster epoch kernel needs thread-block clusters (compute capability 9.0 or newer), "
+                      "which this device has not");
+    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
+    for (std::size_t l = 0; l < plan.layers.size(); ++l) {
+        layers[l].inputs = static_cast<uint32_t>(plan.layers[l].inputs);
+        layers[l].outputs = static_cast<uint32_t>(plan.layers[l].outputs);
+        layers[l].activation = plan.layers[l].activation;
+    }
+    const auto kernel = reinterpret_cast<const void*>((*m_kernels)[Kernel::ClusterEpoch]);
+    int optin = 0;
+    check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, m_device),
+               "cudaDeviceGetAttribute");
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes (the cluster epoch)");
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+               "cudaFuncSetAttribute (the cluster epoch's cluster size)");
+    const unsigned batch = static_cast<unsigned>(plan.config.batch_size);
+    const unsigned asked = test_cluster_blocks();
+    for (unsigned blocks : {16u, 8u, 4u}) {
+        if (asked && blocks != asked) continue;
+        const unsigned used = std::min(blocks, batch);
+        if (mode == "auto" && !cluster_epoch_pays(plan, used)) continue;
+        brain_cluster_layout layout;
+        const std::uint64_t bytes =
+            4 * brain_cluster_plan(layers, static_cast<uint32_t>(plan.layers.size()), batch, used, &layout);
+        if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) continue;
+        check_cuda(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+            "cudaFuncSetAttribute (the cluster epoch's shared memory)");
+        cudaLaunchConfig_t config{};
+        cudaLaunchAttribute attribute{};
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = used;
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.gridDim = dim3(used);
+        config.blockDim = dim3(static_cast<unsigned>(attributes.maxThreadsPerBlock));
+        config.dynamicSmemBytes = bytes;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (clusters < 1) continue;
+        m_cluster_blocks = used;
+        m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
+        m_cluster_shared_bytes = bytes;
+        log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(used) + " blocks of " +
+                           std::to_string(bytes + attributes.sharedSizeBytes) + " bytes of shared memory");
+        return true;
+    }
+    return refuse("no cluster of 4 to 16 blocks holds this network and a slice of its batch in shared memory (a "
+                  "block has at most " +
+                  std::to_string(optin) + " bytes)");
 }
 
 void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
@@ -122,6 +210,13 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     a.weight_decay = plan.optimizer.weight_decay;
     a.momentum = plan.optimizer.momentum;
     a.rates = m_rates.floats(); // the epoch's rate per step (set_learning_rate and set_step_learning_rates fill it)
+    if (test_fused_profile_requested() && plan.batch_count() > 1) {
+        constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
+        m_fused_profile = m_allocator.allocate(bytes, MemoryKind::Workspace, "the fused epoch's profile");
+        check_cuda(cudaMemset(m_fused_profile.get(), 0, bytes), "cudaMemset");
+        a.profile = static_cast<uint64_t*>(m_fused_profile.get());
+    }
+    if (m_cluster_blocks) return; // the rest is the fused epoch kernel's
     // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
     // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
     // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
@@ -157,25 +252,40 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         log_message(1, "cuda session: the fused epoch kernel sums the weight gradients of layers " + layers +
                            " in row shares");
     }
-    if (test_fused_profile_requested() && plan.batch_count() > 1) {
-        constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
-        m_fused_profile = m_allocator.allocate(bytes, MemoryKind::Workspace, "the fused epoch's profile");
-        check_cuda(cudaMemset(m_fused_profile.get(), 0, bytes), "cudaMemset");
-        a.profile = static_cast<uint64_t*>(m_fused_profile.get());
-    }
 }
 
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
     void* params[] = {&args};
-    check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[m_fused_kernel]),
-                                           dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
-               "cudaLaunchCooperativeKernel (the fused epoch)");
+    if (m_cluster_blocks) {
+        unsigned blocks = m_cluster_blocks;
+        void* cluster_params[] = {&args, &blocks};
+        cudaLaunchConfig_t config{};
+        cudaLaunchAttribute attribute{};
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = blocks;
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.gridDim = dim3(blocks);
+        config.blockDim = dim3(m_cluster_threads);
+        config.dynamicSmemBytes = m_cluster_shared_bytes;
+        config.stream = m_stream.get();
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        check_cuda(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>((*m_kernels)[Kernel::ClusterEpoch]),
+                                       cluster_params),
+                   "cudaLaunchKernelExC (the cluster epoch)");
+    } else {
+        check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>((*m_kernels)[m_fused_kernel]),
+                                               dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
+                   "cudaLaunchCooperativeKernel (the fused epoch)");
+    }
     if (m_fused_profile.get()) {
         check_cuda(cudaStreamSynchronize(m_stream.get()), "the epoch");
         std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS];
         if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) == cudaSuccess)
-            log_message(1, fused_profile_text(stamps, m_plan.layers.size()));
+            log_message(1, m_cluster_blocks ? cluster_profile_text(stamps)
+                                            : fused_profile_text(stamps, m_plan.layers.size()));
     }
 }
 

@@ -25,7 +25,8 @@ struct Target {
 // below it, as PTX (a GPU newer than the toolkit). Throws KERNEL_COMPILE_FAILED when it knows none at or below.
 Target choose_target(int major, int minor);
 
-// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu).
+// Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu,
+// kernels/cluster_epoch.cu).
 enum class Kernel {
     ShufflePermutation,
     GatherBatch,
@@ -48,8 +49,9 @@ enum class Kernel {
     FlagNonFinite,
     FusedEpoch,       // a whole epoch, cooperative launch only
     FusedEpochShares, // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
+    ClusterEpoch,     // a whole epoch of a small network on one block cluster (kernels/cluster_epoch.cu)
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpochShares) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::ClusterEpoch) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
 inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
@@ -72,7 +74,8 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_column_sums_bf16",
                                                                        "brain_flag_non_finite",
                                                                        "brain_fused_epoch",
-                                                                       "brain_fused_epoch_shares"};
+                                                                       "brain_fused_epoch_shares",
+                                                                       "brain_cluster_epoch"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

@@ -89,6 +89,17 @@ bool test_withhold_head_shares() noexcept {
     return variable_is("BRAIN_CUDA_TEST_HEAD_SHARES", "0");
 }
 
+bool test_withhold_cluster_epoch() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_CLUSTER_EPOCH", "0");
+}
+
+unsigned test_cluster_blocks() noexcept {
+    const char* value = std::getenv("BRAIN_CUDA_TEST_CLUSTER_BLOCKS");
+    if (!value) return 0;
+    const std::string text = value;
+    return text == "4" ? 4u : text == "8" ? 8u : text == "16" ? 16u : 0u;
+}
+
 unsigned test_predict_parts() noexcept {
     const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
     if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;
@@ -120,6 +131,15 @@ std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers) 
     ++slot;
     for (std::size_t l = layers; l-- > 0; ++slot) text += ", backward " + std::to_string(l) + " " + us(slot);
     return text + "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
+}
+
+std::string cluster_profile_text(const std::uint64_t* stamps) {
+    // One stamp at the step's start, then after each part of it.
+    const char* parts[] = {"forward", "loss", "backward", "barrier", "parameters", "barrier"};
+    std::string text = "cluster epoch profile (microseconds, step 2):";
+    for (std::size_t i = 0; i < 6; ++i)
+        text += std::string(i ? ", " : " ") + parts[i] + " " + std::to_string((stamps[i + 1] - stamps[i]) / 1000.0);
+    return text + "; step " + std::to_string((stamps[6] - stamps[0]) / 1000.0);
 }
 
 } // namespace brain::cuda

@@ -33,6 +33,12 @@ std::string test_kernel_suffix();
 // BRAIN_CUDA_TEST_HEAD_SHARES=0: the fused epoch gets no room for a narrow head's gradient shares, as when the
 // memory budget has none, so that its head takes a backward phase of its own.
 bool test_withhold_head_shares() noexcept;
+// BRAIN_CUDA_TEST_CLUSTER_EPOCH=0: the automatic choice never takes the cluster epoch kernel
+// (BRAIN_CUDA_FUSED=cluster still does), so that measurements can compare it with the path taken without it.
+bool test_withhold_cluster_epoch() noexcept;
+// BRAIN_CUDA_TEST_CLUSTER_BLOCKS=4, 8 or 16: the cluster epoch kernel's cluster size, instead of the largest the
+// device runs; 0 when unset or another value.
+unsigned test_cluster_blocks() noexcept;
 
 // BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
 // measurements can compare part sizes; 0 when unset or out of range.
@@ -52,6 +58,8 @@ bool test_fused_profile_requested() noexcept;
 
 // The log line of a phase profile: `stamps` (BRAIN_FUSED_PROFILE_SLOTS nanosecond stamps) of a network of `layers`.
 std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers);
+// The same for the cluster epoch kernel's stamps.
+std::string cluster_profile_text(const std::uint64_t* stamps);
 
 #else
 
@@ -68,6 +76,12 @@ inline std::string test_kernel_suffix() {
 constexpr bool test_withhold_head_shares() noexcept {
     return false;
 }
+constexpr bool test_withhold_cluster_epoch() noexcept {
+    return false;
+}
+constexpr unsigned test_cluster_blocks() noexcept {
+    return 0;
+}
 constexpr unsigned test_predict_parts() noexcept {
     return 0;
 }
@@ -79,6 +93,9 @@ constexpr bool test_predict_timeline() noexcept {
 }
 constexpr bool test_fused_profile_requested() noexcept {
     return false;
+}
+inline std::string cluster_profile_text(const std::uint64_t*) {
+    return {};
 }
 inline std::string fused_profile_text(const std::uint64_t*, std::size_t) {
     return {};

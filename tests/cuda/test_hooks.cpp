@@ -103,3 +103,31 @@ TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "
     CHECK(text == "fused epoch profile (microseconds, step 2): barrier 1.000000, forward 0 1.000000, forward 1 "
                   "1.000000, loss 3.000000, backward 1 1.000000, backward 0 1.000000; step 7.000000");
 }
+
+TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names every part of a step",
+          "[plugin][hooks]") {
+    REQUIRE_TEST_HOOKS();
+    {
+        ScopedEnv withhold("BRAIN_CUDA_TEST_CLUSTER_EPOCH", std::string("0"));
+        ScopedEnv blocks("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("8"));
+        CHECK(brain::cuda::test_withhold_cluster_epoch());
+        CHECK(brain::cuda::test_cluster_blocks() == 8);
+    }
+    for (const char* value : {"4", "16"}) {
+        ScopedEnv blocks("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string(value));
+        CHECK(brain::cuda::test_cluster_blocks() == static_cast<unsigned>(std::stoul(value)));
+    }
+    {
+        // Unset, or not a size the session tries: the device's largest.
+        ScopedEnv withhold("BRAIN_CUDA_TEST_CLUSTER_EPOCH", std::nullopt);
+        ScopedEnv blocks("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("12"));
+        CHECK_FALSE(brain::cuda::test_withhold_cluster_epoch());
+        CHECK(brain::cuda::test_cluster_blocks() == 0);
+    }
+    // A stamp at the step's start, then after forward (2 us), loss (1), backward (3), barrier, parameters (2) and
+    // barrier (1 each).
+    const std::uint64_t stamps[] = {0, 2000, 3000, 6000, 7000, 9000, 10000};
+    CHECK(brain::cuda::cluster_profile_text(stamps) ==
+          "cluster epoch profile (microseconds, step 2): forward 2.000000, loss 1.000000, backward 3.000000, "
+          "barrier 1.000000, parameters 2.000000, barrier 1.000000; step 10.000000");
+}
