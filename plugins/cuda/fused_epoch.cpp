@@ -50,6 +50,27 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
 
 namespace {
 
+// The launch of one cluster of `blocks` blocks of `threads` threads, each with `shared` bytes of dynamic shared
+// memory (the configuration points at its own attribute, so it is neither copied nor moved).
+struct ClusterLaunch {
+    cudaLaunchAttribute attribute{};
+    cudaLaunchConfig_t config{};
+    ClusterLaunch(unsigned blocks, unsigned threads, std::size_t shared, cudaStream_t stream) {
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = blocks;
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.gridDim = dim3(blocks);
+        config.blockDim = dim3(threads);
+        config.dynamicSmemBytes = shared;
+        config.stream = stream;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+    }
+    ClusterLaunch(const ClusterLaunch&) = delete;
+    ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // Whether a kernel can run cooperatively at one block of fused_threads per SM on this device.
 bool cooperative_fits(cudaKernel_t kernel, const char* what) {
     int per_sm = 0;
@@ -142,19 +163,9 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode) {
         check_cuda(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
             "cudaFuncSetAttribute (the cluster epoch's shared memory)");
-        cudaLaunchConfig_t config{};
-        cudaLaunchAttribute attribute{};
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = used;
-        attribute.val.clusterDim.y = 1;
-        attribute.val.clusterDim.z = 1;
-        config.gridDim = dim3(used);
-        config.blockDim = dim3(static_cast<unsigned>(attributes.maxThreadsPerBlock));
-        config.dynamicSmemBytes = bytes;
-        config.attrs = &attribute;
-        config.numAttrs = 1;
+        const ClusterLaunch launch(used, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes, nullptr);
         int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) != cudaSuccess) {
             (void)cudaGetLastError();
             continue;
         }
@@ -166,9 +177,10 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode) {
                            std::to_string(bytes + attributes.sharedSizeBytes) + " bytes of shared memory");
         return true;
     }
-    return refuse("no cluster of 4 to 16 blocks holds this network and a slice of its batch in shared memory (a "
-                  "block has at most " +
-                  std::to_string(optin) + " bytes)");
+    return refuse(
+        "no cluster of 4 to 16 blocks holds this network and a slice of its batch in shared memory (a block "
+        "has at most " +
+        std::to_string(optin) + " bytes)");
 }
 
 void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
@@ -260,19 +272,9 @@ void CudaSession::run_fused_epoch() {
     if (m_cluster_blocks) {
         unsigned blocks = m_cluster_blocks;
         void* cluster_params[] = {&args, &blocks};
-        cudaLaunchConfig_t config{};
-        cudaLaunchAttribute attribute{};
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = blocks;
-        attribute.val.clusterDim.y = 1;
-        attribute.val.clusterDim.z = 1;
-        config.gridDim = dim3(blocks);
-        config.blockDim = dim3(m_cluster_threads);
-        config.dynamicSmemBytes = m_cluster_shared_bytes;
-        config.stream = m_stream.get();
-        config.attrs = &attribute;
-        config.numAttrs = 1;
-        check_cuda(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>((*m_kernels)[Kernel::ClusterEpoch]),
+        const ClusterLaunch launch(blocks, m_cluster_threads, m_cluster_shared_bytes, m_stream.get());
+        check_cuda(cudaLaunchKernelExC(&launch.config,
+                                       reinterpret_cast<const void*>((*m_kernels)[Kernel::ClusterEpoch]),
                                        cluster_params),
                    "cudaLaunchKernelExC (the cluster epoch)");
     } else {
