@@ -158,7 +158,7 @@ struct KernelVariant {
 };
 
 // Whether BRAIN_CUDA_FUSED=cluster takes the cluster epoch kernel for `c` on an H100 or H200: yes where a block's
-// shared memory (the layout's floats and the kernel's own 14.5 KiB) is well inside their 227 KiB in clusters of
+// shared memory (the layout's floats and the kernel's own 15 KiB) is well inside their 227 KiB in clusters of
 // the size asked (BRAIN_CUDA_TEST_CLUSTER_BLOCKS) or of 16, no where it is past it at every size the session
 // tries (it then chooses as when the variable is unset), either in between (nullopt).
 std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {

@@ -82,7 +82,6 @@ typedef struct brain_cluster_layout {
     uint32_t slots;  /* each of the block's parameters' offset in the layout (share uint32_t) */
     uint32_t share;  /* parameters per block: block c updates indices [c share, (c + 1) share) */
     uint32_t slice;  /* batch rows per block: block c takes rows [c slice, (c + 1) slice) of each batch */
-    uint32_t blocks; /* blocks in the cluster */
 } brain_cluster_layout;
 
 /* A row's pitch in the cluster epoch kernel's shared memory for `width` values and the column of ones after them:
@@ -99,7 +98,6 @@ static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint3
     uint64_t at = 0, rows = (batch + blocks - 1) / blocks, floats, weights = 0, params = 0;
     uint32_t widest = 0, l, pitch;
     out->slice = rows;
-    out->blocks = blocks;
     for (l = 0; l < count; ++l) {
         out->first[l] = params;
         floats = layers[l].outputs;

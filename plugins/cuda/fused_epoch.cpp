@@ -20,13 +20,6 @@ constexpr double fused_max_multiply_adds = 3.0e8;
 // The auto choice of the cluster epoch (cluster_epoch_pays): at most this many batch rows per block.
 constexpr std::size_t cluster_max_slice = 8;
 
-double step_multiply_adds(const sdk::SessionPlan& plan) {
-    double multiply_adds = 0.0;
-    for (const LayerPlan& layer : plan.layers)
-        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
-    return multiply_adds * static_cast<double>(plan.batch_rows);
-}
-
 // Whether the cluster epoch kernel, in clusters of `blocks`, is expected to beat the fused epoch kernel for this
 // plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step instead of a grid barrier per layer
 // and phase, and no round trip through L2 between layers, but each block takes its slice of the batch through every
@@ -44,8 +37,13 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
     // multiply-adds per step) is the largest measured config it wins (docs/performance.md); wide (6.5e10) is far on
     // cuBLAS's side and excluded by its width anyway.
     std::size_t widest = 0;
-    for (const LayerPlan& layer : plan.layers) widest = std::max({widest, layer.inputs, layer.outputs});
-    return widest <= fused_max_width && step_multiply_adds(plan) <= fused_max_multiply_adds;
+    double multiply_adds = 0.0;
+    for (const LayerPlan& layer : plan.layers) {
+        widest = std::max({widest, layer.inputs, layer.outputs});
+        multiply_adds += 3.0 * static_cast<double>(layer.inputs) * static_cast<double>(layer.outputs);
+    }
+    multiply_adds *= static_cast<double>(plan.batch_rows);
+    return widest <= fused_max_width && multiply_adds <= fused_max_multiply_adds;
 }
 
 namespace {
@@ -119,7 +117,7 @@ bool CudaSession::choose_fused_epoch() {
 
 // BRAIN_CUDA_FUSED=cluster asks for the cluster epoch kernel wherever a cluster can hold the network and a batch;
 // unset, it is taken where it is expected to be the faster (cluster_epoch_pays). The cluster is as large as the
-// device runs one of (16 blocks on an H100 or H200, else 8), and no larger than the batch.
+// device runs one of (16 blocks on an H100 or H200, else 8 or 4), and no larger than the batch.
 bool CudaSession::choose_cluster_epoch(const std::string& mode) {
     const DevicePlan& plan = m_plan;
     if (mode != "cluster" && (mode != "auto" || test_withhold_cluster_epoch())) return false;

@@ -14,9 +14,9 @@
 // Each product runs as micro-tiles of R x R outputs (R = 4, 2 or 1, the largest that still gives every thread a
 // tile), a tile's rows and columns strided over the product so that a warp's loads fall on distinct banks, every
 // output summed by one thread in a fixed order, and the blocks' shares added in block order: results are
-// deterministic. Biases ride along as a column of ones after each layer's input
-// rows and a last column of W, so the forward product adds b and the gradient's product yields db. Backward, the
-// gradient of layer l runs beside the delta of layer l - 2 (three delta buffers).
+// deterministic. Biases ride along as a column of ones after each layer's input rows and a last column of W, so the
+// forward product adds b and the gradient's product yields db. Backward, the gradient of layer l runs beside the
+// delta of layer l - 2 (three delta buffers).
 #pragma once
 
 #include "fused_epoch.cu" // dense_math.cuh, cp.async copies (tile_copy), BRAIN_GRID_CONSTANT
