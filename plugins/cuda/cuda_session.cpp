@@ -35,7 +35,7 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
     m_kernels = &kernels_for_current_device();
     const auto kernels = Clock::now();
     m_stream = create_stream();
-    m_fused = !replica && layout.resident && choose_fused_epoch();
+    m_fused = !replica && layout.resident && choose_fused_epoch(layout.spare);
     // The fused epoch multiplies with its own kernels: no cuBLAS handle, no workspace, no cuBLAS start-up. The
     // mixed-precision path's products are cuBLASLt's.
     if (m_fused)
@@ -83,9 +83,10 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
                mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " + (m_resident ? "resident" : "staged") +
                ", cuBLAS workspace " + mib(cublas_workspace) + ", arithmetic: " + arithmetic() +
                (m_mixed_fusion.empty() ? std::string() : " (" + m_mixed_fusion + ")") + ", epoch: " +
-               (m_cluster_blocks ? "cluster kernel (" + std::to_string(m_cluster_blocks) + " blocks)"
-                : m_fused        ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
-                                 : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
+               (m_cluster_blocks ? "cluster kernel (" + std::to_string(m_cluster_count) + " x " +
+                                       std::to_string(m_cluster_blocks) + " blocks)"
+                : m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
+                          : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
                "; set-up " + ms(end - start) + ": checks " + ms(checked - start) + ", device and context " +
                ms(context - checked) + ", kernels (waiting for NVRTC or the cache) " + ms(kernels - context) +
                ", stream and cuBLAS " + ms(cublas - kernels) + ", allocation and upload " + ms(end - cublas));

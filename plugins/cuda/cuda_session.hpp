@@ -85,8 +85,8 @@ private:
     // host copy, or fetched from the core's batch source.
     void host_rows(std::uint64_t epoch, std::size_t start, std::size_t rows, float* x, float* t);
     // fused_epoch.cpp
-    bool choose_fused_epoch();
-    bool choose_cluster_epoch(const std::string& mode);  // sets m_cluster_blocks and m_cluster_shared_bytes
+    bool choose_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for workspace
+    bool choose_cluster_epoch(const std::string& mode, std::uint64_t spare_bytes); // sets m_cluster_*
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
     void run_fused_epoch();
     // graph_epoch.cpp
@@ -143,9 +143,12 @@ private:
     bool m_fused = false;      // epochs run as one cooperative launch of the fused epoch kernel
     unsigned m_fused_grid = 0; // its blocks: one per SM
     unsigned m_cluster_blocks = 0;          // ... or on a cluster of this many blocks (kernels/cluster_epoch.cu)
+    unsigned m_cluster_count = 0;           // on this many clusters
     unsigned m_cluster_threads = 0;         // its threads per block
     std::size_t m_cluster_shared_bytes = 0; // its dynamic shared memory per block
     brain_fused_epoch_args m_fused_args{};
+    DeviceBuffer m_cluster_workspace;            // several clusters' exchange (m_cluster_exchange's pointers)
+    brain_cluster_exchange m_cluster_exchange{}; // the cluster epoch kernel's argument
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
     DeviceBuffer m_fused_shares;  // row shares of hidden layers' weight gradients (brain_fused_epoch_args)

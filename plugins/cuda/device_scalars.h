@@ -90,12 +90,15 @@ static inline uint32_t brain_cluster_pitch(uint32_t width) {
     return (width + 1) | 1u;
 }
 
-/* Fills `out` for a network of `count` layers, batches of `batch` rows and a cluster of `blocks` blocks; returns
- * the floats of shared memory a block's layout takes (the offsets are valid when that fits in 32 bits). */
+/* Fills `out` for a network of `count` layers, batches of `batch` rows and `clusters` clusters of `blocks` blocks
+ * each; returns the floats of shared memory a block's layout takes (the offsets are valid when that fits in 32
+ * bits). */
 static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint32_t count, uint32_t batch,
-                                          uint32_t blocks, brain_cluster_layout* out) {
+                                          uint32_t blocks, uint32_t clusters, brain_cluster_layout* out) {
     /* Offsets narrow to 32 bits implicitly (no casts: the header is C and C++ alike). */
-    uint64_t at = 0, rows = (batch + blocks - 1) / blocks, floats, weights = 0, params = 0;
+    uint64_t all = blocks, at = 0, rows, floats, weights = 0, params = 0;
+    all *= clusters;
+    rows = (batch + all - 1) / all;
     uint32_t widest = 0, l, pitch;
     out->slice = rows;
     for (l = 0; l < count; ++l) {
@@ -144,6 +147,17 @@ static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint3
     out->slots = at + 2 * floats;
     return at + 3 * floats;
 }
+
+/* Where the cluster epoch kernel runs several clusters (long batches), each takes its own rows of every batch and
+ * the clusters add up their gradients through this workspace (device pointers owned by the session): the block of
+ * rank c of each cluster writes its cluster's sums of its share of the parameters, the blocks of rank c meet at a
+ * barrier on words[c] and each adds the clusters' sums in cluster order. */
+typedef struct brain_cluster_exchange {
+    uint32_t* words;   /* BRAIN_CLUSTER_MAX_BLOCKS barrier words (grid_barrier's form), zero at allocation */
+    double* losses;    /* clusters: each cluster's sum of the epoch's batch losses */
+    float* sums;       /* 2 x clusters x parameters: each cluster's gradient sums, by the step's parity */
+    uint32_t clusters; /* 1: one cluster, the pointers unused (null) */
+} brain_cluster_exchange;
 
 typedef struct brain_fused_epoch_args {
     brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS];

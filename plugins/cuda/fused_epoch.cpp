@@ -17,15 +17,39 @@ constexpr unsigned fused_threads = 256; // BRAIN_FUSED_THREADS in kernels/fused_
 // multiply-adds per optimizer step.
 constexpr std::size_t fused_max_width = 1024;
 constexpr double fused_max_multiply_adds = 3.0e8;
-// The auto choice of the cluster epoch (cluster_epoch_pays): at most this many batch rows per block.
+// The cluster epoch's slices: at most this many batch rows per block, on as many clusters as that takes; and, on
+// several clusters, at most this many (the most clusters an H200 holds at once give batches of 1,024 rows slices
+// of 10).
 constexpr std::size_t cluster_max_slice = 8;
+constexpr std::size_t clusters_max_slice = 10;
+// Several clusters take networks whose layers have at most this many inputs on average (biases counted): a block
+// walks each layer's inputs in one chain per output, a chain the fused kernel splits over four thread groups, so
+// with slices of 8 to 10 rows the cluster kernel wins where a layer's chain is short against a grid barrier
+// (docs/performance.md).
+constexpr std::size_t clusters_max_mean_inputs = 64;
 
-// Whether the cluster epoch kernel, in clusters of `blocks`, is expected to beat the fused epoch kernel for this
-// plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step instead of a grid barrier per layer
-// and phase, and no round trip through L2 between layers, but each block takes its slice of the batch through every
-// layer at one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid").
-bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks) {
-    return (plan.batch_rows + blocks - 1) / blocks <= cluster_max_slice;
+// The clusters of `blocks` blocks that give a batch of `batch` rows slices of at most cluster_max_slice rows.
+unsigned clusters_for(unsigned batch, unsigned blocks) {
+    return (batch + blocks * cluster_max_slice - 1) / (blocks * cluster_max_slice);
+}
+
+// Whether the cluster epoch kernel, on `clusters` clusters of `blocks`, is expected to beat the fused epoch kernel
+// for this plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step (and, on several clusters,
+// one barrier of a rank's blocks with the clusters' sums through L2) instead of a grid barrier per layer and phase,
+// and no round trip through L2 between layers, but each block takes its slice of the batch through every layer at
+// one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid").
+bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::size_t clusters) {
+    const std::size_t all = blocks * clusters, slice = (plan.batch_rows + all - 1) / all;
+    if (clusters == 1) return slice <= cluster_max_slice;
+    std::size_t inputs = 0;
+    for (const LayerPlan& layer : plan.layers) inputs += layer.inputs + 1;
+    return slice <= clusters_max_slice && inputs <= clusters_max_mean_inputs * plan.layers.size();
+}
+
+// The bytes of the clusters' exchange (brain_cluster_exchange) for `clusters` clusters and `params` parameters:
+// the barrier words, the clusters' losses, two sets of the clusters' gradient sums.
+std::uint64_t exchange_bytes(unsigned clusters, std::uint64_t params) {
+    return 4ull * BRAIN_CLUSTER_MAX_BLOCKS + 8ull * clusters + 4ull * 2 * clusters * params;
 }
 
 } // namespace
@@ -48,22 +72,25 @@ bool fused_epoch_pays(const sdk::SessionPlan& plan) {
 
 namespace {
 
-// The launch of one cluster of `blocks` blocks of `threads` threads, each with `shared` bytes of dynamic shared
-// memory (the configuration points at its own attribute, so it is neither copied nor moved).
+// The launch of `clusters` clusters of `blocks` blocks of `threads` threads, each with `shared` bytes of dynamic
+// shared memory, cooperative where there are several, whose blocks wait for each other (the configuration points
+// at its own attributes, so it is neither copied nor moved).
 struct ClusterLaunch {
-    cudaLaunchAttribute attribute{};
+    cudaLaunchAttribute attributes[2]{};
     cudaLaunchConfig_t config{};
-    ClusterLaunch(unsigned blocks, unsigned threads, std::size_t shared, cudaStream_t stream) {
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = blocks;
-        attribute.val.clusterDim.y = 1;
-        attribute.val.clusterDim.z = 1;
-        config.gridDim = dim3(blocks);
+    ClusterLaunch(unsigned blocks, unsigned clusters, unsigned threads, std::size_t shared, cudaStream_t stream) {
+        attributes[0].id = cudaLaunchAttributeClusterDimension;
+        attributes[0].val.clusterDim.x = blocks;
+        attributes[0].val.clusterDim.y = 1;
+        attributes[0].val.clusterDim.z = 1;
+        attributes[1].id = cudaLaunchAttributeCooperative;
+        attributes[1].val.cooperative = 1;
+        config.gridDim = dim3(blocks * clusters);
         config.blockDim = dim3(threads);
         config.dynamicSmemBytes = shared;
         config.stream = stream;
-        config.attrs = &attribute;
-        config.numAttrs = 1;
+        config.attrs = attributes;
+        config.numAttrs = clusters > 1 ? 2 : 1;
     }
     ClusterLaunch(const ClusterLaunch&) = delete;
     ClusterLaunch& operator=(const ClusterLaunch&) = delete;
@@ -80,7 +107,7 @@ bool cooperative_fits(cudaKernel_t kernel, const char* what) {
 
 } // namespace
 
-bool CudaSession::choose_fused_epoch() {
+bool CudaSession::choose_fused_epoch(std::uint64_t spare_bytes) {
     const DevicePlan& plan = m_plan;
     const char* setting = std::getenv("BRAIN_CUDA_FUSED");
     const std::string mode = setting ? setting : "auto";
@@ -96,7 +123,7 @@ bool CudaSession::choose_fused_epoch() {
                                "in float32 only, so this session takes the cuBLAS path");
         return false;
     }
-    if (choose_cluster_epoch(mode)) return true;
+    if (choose_cluster_epoch(mode, spare_bytes)) return true;
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");
@@ -117,8 +144,10 @@ bool CudaSession::choose_fused_epoch() {
 
 // BRAIN_CUDA_FUSED=cluster asks for the cluster epoch kernel wherever a cluster can hold the network and a batch;
 // unset, it is taken where it is expected to be the faster (cluster_epoch_pays). The cluster is as large as the
-// device runs one of (16 blocks on an H100 or H200, else 8 or 4), and no larger than the batch.
-bool CudaSession::choose_cluster_epoch(const std::string& mode) {
+// device runs one of (16 blocks on an H100 or H200, else 8 or 4), and no larger than the batch; batches longer
+// than clusters_for's run on as many clusters as give slices of at most cluster_max_slice rows, where the device
+// holds them all at once and the budget their exchange (as many as it holds when BRAIN_CUDA_FUSED=cluster).
+bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t spare_bytes) {
     const DevicePlan& plan = m_plan;
     if (mode != "cluster" && (mode != "auto" || test_withhold_cluster_epoch())) return false;
     const auto refuse = [&](const std::string& why) {
@@ -149,30 +178,51 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode) {
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
                "cudaFuncSetAttribute (the cluster epoch's cluster size)");
     const unsigned batch = static_cast<unsigned>(plan.config.batch_size);
-    const unsigned asked = test_cluster_blocks();
+    const unsigned asked = test_cluster_blocks(), most = test_max_clusters();
+    const auto layer_count = static_cast<uint32_t>(plan.layers.size());
     for (unsigned blocks : {16u, 8u, 4u}) {
         if (asked && blocks != asked) continue;
         const unsigned used = std::min(blocks, batch);
-        if (mode == "auto" && !cluster_epoch_pays(plan, used)) continue;
-        brain_cluster_layout layout;
-        const std::uint64_t bytes =
-            4 * brain_cluster_plan(layers, static_cast<uint32_t>(plan.layers.size()), batch, used, &layout);
-        if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) continue;
-        check_cuda(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-            "cudaFuncSetAttribute (the cluster epoch's shared memory)");
-        const ClusterLaunch launch(used, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes, nullptr);
-        int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) != cudaSuccess) {
-            (void)cudaGetLastError();
-            continue;
+        unsigned clusters = clusters_for(batch, used);
+        if (most) clusters = std::min(clusters, most);
+        while (clusters > 1 && charged_bytes(exchange_bytes(clusters, plan.parameter_count)) > spare_bytes)
+            --clusters;
+        // The device must hold every cluster at once (the launch is cooperative): fewer clusters until it does,
+        // each count with its own layout (fewer clusters, longer slices, more shared memory per block).
+        std::uint64_t bytes = 0;
+        for (;;) {
+            brain_cluster_layout layout;
+            bytes = 4 * brain_cluster_plan(layers, layer_count, batch, used, clusters, &layout);
+            if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) {
+                clusters = 0;
+                break;
+            }
+            check_cuda(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+                "cudaFuncSetAttribute (the cluster epoch's shared memory)");
+            const ClusterLaunch probe(used, 1, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes,
+                                      nullptr);
+            int resident = 0;
+            if (cudaOccupancyMaxActiveClusters(&resident, kernel, &probe.config) != cudaSuccess) {
+                (void)cudaGetLastError();
+                resident = 0;
+            }
+            if (resident >= static_cast<int>(clusters) || resident < 1) {
+                clusters = resident < 1 ? 0u : clusters;
+                break;
+            }
+            clusters = static_cast<unsigned>(resident);
         }
-        if (clusters < 1) continue;
+        if (clusters == 0) continue;
+        if (mode == "auto" && !cluster_epoch_pays(plan, used, clusters)) continue;
         m_cluster_blocks = used;
+        m_cluster_count = clusters;
         m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
         m_cluster_shared_bytes = bytes;
-        log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(used) + " blocks of " +
-                           std::to_string(bytes + attributes.sharedSizeBytes) + " bytes of shared memory");
+        log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(clusters) +
+                           (clusters == 1 ? " cluster" : " clusters") + " of " + std::to_string(used) +
+                           " blocks of " + std::to_string(bytes + attributes.sharedSizeBytes) +
+                           " bytes of shared memory");
         return true;
     }
     return refuse(
@@ -226,7 +276,23 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         check_cuda(cudaMemset(m_fused_profile.get(), 0, bytes), "cudaMemset");
         a.profile = static_cast<uint64_t*>(m_fused_profile.get());
     }
-    if (m_cluster_blocks) return; // the rest is the fused epoch kernel's
+    if (m_cluster_blocks) {
+        // Several clusters add up their gradients through an exchange (choose_cluster_epoch left room for it).
+        m_cluster_exchange = brain_cluster_exchange{};
+        m_cluster_exchange.clusters = m_cluster_count;
+        if (m_cluster_count > 1) {
+            const std::uint64_t bytes = exchange_bytes(m_cluster_count, plan.parameter_count);
+            m_cluster_workspace =
+                m_allocator.allocate(bytes, MemoryKind::Workspace, "the cluster epoch's exchange between clusters");
+            check_cuda(cudaMemset(m_cluster_workspace.get(), 0, 4 * BRAIN_CLUSTER_MAX_BLOCKS), "cudaMemset");
+            auto* base = static_cast<unsigned char*>(m_cluster_workspace.get());
+            m_cluster_exchange.words = reinterpret_cast<uint32_t*>(base);
+            m_cluster_exchange.losses = reinterpret_cast<double*>(base + 4 * BRAIN_CLUSTER_MAX_BLOCKS);
+            m_cluster_exchange.sums =
+                reinterpret_cast<float*>(base + 4 * BRAIN_CLUSTER_MAX_BLOCKS + 8ull * m_cluster_count);
+        }
+        return; // the rest is the fused epoch kernel's
+    }
     // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
     // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
     // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
@@ -269,8 +335,10 @@ void CudaSession::run_fused_epoch() {
     void* params[] = {&args};
     if (m_cluster_blocks) {
         unsigned blocks = m_cluster_blocks;
-        void* cluster_params[] = {&args, &blocks};
-        const ClusterLaunch launch(blocks, m_cluster_threads, m_cluster_shared_bytes, m_stream.get());
+        brain_cluster_exchange exchange = m_cluster_exchange;
+        void* cluster_params[] = {&args, &blocks, &exchange};
+        const ClusterLaunch launch(blocks, m_cluster_count, m_cluster_threads, m_cluster_shared_bytes,
+                                   m_stream.get());
         check_cuda(cudaLaunchKernelExC(&launch.config,
                                        reinterpret_cast<const void*>((*m_kernels)[Kernel::ClusterEpoch]),
                                        cluster_params),

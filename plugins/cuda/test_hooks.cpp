@@ -100,6 +100,14 @@ unsigned test_cluster_blocks() noexcept {
     return text == "4" ? 4u : text == "8" ? 8u : text == "16" ? 16u : 0u;
 }
 
+unsigned test_max_clusters() noexcept {
+    const char* value = std::getenv("BRAIN_CUDA_TEST_CLUSTERS");
+    if (!value) return 0;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(value, &end, 10);
+    return end != value && *end == '\0' && n >= 1 && n <= 64 ? static_cast<unsigned>(n) : 0u;
+}
+
 unsigned test_predict_parts() noexcept {
     const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
     if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;

@@ -39,6 +39,9 @@ bool test_withhold_cluster_epoch() noexcept;
 // BRAIN_CUDA_TEST_CLUSTER_BLOCKS=4, 8 or 16: the cluster epoch kernel's cluster size, instead of the largest the
 // device runs; 0 when unset or another value.
 unsigned test_cluster_blocks() noexcept;
+// BRAIN_CUDA_TEST_CLUSTERS=N (1 to 64): the cluster epoch kernel runs on at most N clusters (1: one cluster with
+// slices as long as the batch makes them, as before long batches ran on several); 0 when unset or out of range.
+unsigned test_max_clusters() noexcept;
 
 // BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
 // measurements can compare part sizes; 0 when unset or out of range.
@@ -80,6 +83,9 @@ constexpr bool test_withhold_cluster_epoch() noexcept {
     return false;
 }
 constexpr unsigned test_cluster_blocks() noexcept {
+    return 0;
+}
+constexpr unsigned test_max_clusters() noexcept {
     return 0;
 }
 constexpr unsigned test_predict_parts() noexcept {

@@ -117,6 +117,19 @@ TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names e
         ScopedEnv blocks("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string(value));
         CHECK(brain::cuda::test_cluster_blocks() == static_cast<unsigned>(std::stoul(value)));
     }
+    // The most clusters: 1 to 64; anything else (and unset) leaves the count to the batch.
+    for (const char* value : {"1", "7", "64"}) {
+        ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::string(value));
+        CHECK(brain::cuda::test_max_clusters() == static_cast<unsigned>(std::stoul(value)));
+    }
+    for (const char* value : {"0", "65", "2x", ""}) {
+        ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::string(value));
+        CHECK(brain::cuda::test_max_clusters() == 0);
+    }
+    {
+        ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::nullopt);
+        CHECK(brain::cuda::test_max_clusters() == 0);
+    }
     {
         // Unset, or not a size the session tries: the device's largest.
         ScopedEnv withhold("BRAIN_CUDA_TEST_CLUSTER_EPOCH", std::nullopt);

@@ -6,6 +6,11 @@
 // memory), applies the optimizer to that part (whose state it keeps) and writes the new values into every block's
 // copy; a second cluster barrier ends the step.
 //
+// Long batches run on several clusters (brain_cluster_exchange, device_scalars.h), each taking its own rows: block
+// c of each cluster writes its cluster's sums of its part of the parameters to global memory, the blocks of rank c
+// meet at a barrier of their own (word_barrier; the launch is cooperative, so every cluster is resident), and each
+// adds the clusters' sums in cluster order before the optimizer, so that every cluster makes the same update.
+//
 // Why: on a small network the fused epoch kernel's steps are made of its grid barriers and of the round trips
 // through L2 that every phase's operands take, not of arithmetic, and one block alone multiplies at one SM's rate.
 // A cluster's blocks reach each other's shared memory directly and meet at a hardware barrier: two of them per
@@ -295,7 +300,8 @@ static __device__ __forceinline__ void cluster_parameter(const brain_cluster_lay
 #endif // __CUDA_ARCH__ >= 900
 
 extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
-    brain_cluster_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args, const unsigned blocks) {
+    brain_cluster_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args, const unsigned blocks,
+                        const brain_cluster_exchange exchange) {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) float smem[];
     __shared__ brain_cluster_layout s;
@@ -307,9 +313,10 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
     brain_cuda_scalars* scalars = a.scalars;
     const unsigned layer_count = a.layer_count;
     const unsigned rank = cluster_rank();
+    const unsigned clusters = exchange.clusters, cluster = blockIdx.x / blocks;
     const brain_u64 epoch = scalars->epoch;
     const brain_u64 step0 = scalars->step;
-    if (threadIdx.x == 0) brain_cluster_plan(a.layers, layer_count, a.batch_size, blocks, &s);
+    if (threadIdx.x == 0) brain_cluster_plan(a.layers, layer_count, a.batch_size, blocks, clusters, &s);
     __syncthreads();
     const unsigned slice = s.slice, share = s.share, params = s.first[layer_count];
     const unsigned q0 = min(rank * share, params), q1 = min(q0 + share, params);
@@ -358,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
     const auto order = [&](brain_u64 b, unsigned& total) {
         const brain_u64 start = b * a.batch_size;
         total = (unsigned)min((brain_u64)a.batch_size, a.rows - start);
-        const unsigned from = min(rank * slice, total), rows = min(from + slice, total) - from;
+        const unsigned from = min((cluster * blocks + rank) * slice, total), rows = min(from + slice, total) - from;
         for (unsigned r = threadIdx.x; r < rows; r += BRAIN_CLUSTER_THREADS)
             batch_rows[b & 1][r] = a.perm ? (uint32_t)brain_shuffle_index(a.seed, epoch, a.rows, start + from + r)
                                           : (uint32_t)(start + from + r);
@@ -370,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
     cluster_copy_rows(s, smem, a, batch_rows[0], first_rows, 0);
 
     const brain_fused_layer& out = a.layers[layer_count - 1];
-    double epoch_loss = 0.0; // block 0's thread 0
+    double epoch_loss = 0.0; // the cluster's, on its block 0's thread 0
     unsigned rows = first_rows;
     for (brain_u64 b = 0; b < batches; ++b) {
         const unsigned buffer = (unsigned)(b & 1);
@@ -386,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
         __syncthreads();
         unsigned slot = 0; // the profile's (test builds), on block 0 of the cluster
         const auto stamp = [&] {
-            if (a.profile && b == 1 && rank == 0 && threadIdx.x == 0) a.profile[slot] = global_timer();
+            if (a.profile && b == 1 && blockIdx.x == 0 && threadIdx.x == 0) a.profile[slot] = global_timer();
             ++slot;
         };
         stamp();
@@ -472,13 +479,12 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
         cluster_barrier();
         stamp();
 
-        // Block c's share of the parameters: the blocks' gradient shares added in block order, the optimizer, the
-        // new value into every block's copy.
+        // Block c's share of the parameters: the blocks' gradient shares added in block order (then, on several
+        // clusters, the clusters' sums in cluster order), the optimizer, the new value into every block's copy.
         {
             const float step_size = coefficients[0][entry], bc2_sqrt = coefficients[1][entry],
                         decay = coefficients[2][entry];
-            for (unsigned q = q0 + threadIdx.x; q < q1; q += BRAIN_CLUSTER_THREADS) {
-                const unsigned at = slots[q - q0], bytes = 4 * at;
+            const auto cluster_sum = [&](unsigned bytes) {
                 float parts[BRAIN_CLUSTER_MAX_BLOCKS];
 #pragma unroll
                 for (unsigned c = 0; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
@@ -487,6 +493,9 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
 #pragma unroll
                 for (unsigned c = 1; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
                     if (c < blocks) g += parts[c];
+                return g;
+            };
+            const auto update = [&](unsigned q, unsigned at, float g) {
                 float mom = state_m[q - q0], var = adam ? state_v[q - q0] : 0.0f, value;
                 if (!adam) {
                     value = sgd_value(smem[at], g, mom, step_size, a.momentum);
@@ -496,15 +505,32 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
                     state_v[q - q0] = var;
                 }
                 state_m[q - q0] = mom;
+                const unsigned bytes = 4 * at;
                 for (unsigned c = 0; c < blocks; ++c) cluster_store(remote_params[c] + bytes, value);
                 if (!isfinite(value)) atomicMin(&scalars->bad_weight_batch, (int)b);
+            };
+            if (clusters == 1) {
+                for (unsigned q = q0 + threadIdx.x; q < q1; q += BRAIN_CLUSTER_THREADS) {
+                    const unsigned at = slots[q - q0];
+                    update(q, at, cluster_sum(4 * at));
+                }
+            } else {
+                // Through L2 (.cg): the sums of the step two before this one may still sit in this SM's L1.
+                float* const sums = exchange.sums + (brain_u64)(b & 1) * clusters * params;
+                for (unsigned q = q0 + threadIdx.x; q < q1; q += BRAIN_CLUSTER_THREADS)
+                    __stcg(sums + (brain_u64)cluster * params + q, cluster_sum(4 * slots[q - q0]));
+                word_barrier(exchange.words + rank, cluster == 0, clusters);
+                for (unsigned q = q0 + threadIdx.x; q < q1; q += BRAIN_CLUSTER_THREADS) {
+                    float g = __ldcg(sums + q);
+                    for (unsigned c = 1; c < clusters; ++c) g += __ldcg(sums + (brain_u64)c * params + q);
+                    update(q, slots[q - q0], g);
+                }
             }
             // The step's loss, on block 0: the slices' sums in block order.
             if (rank == 0 && threadIdx.x == 0) {
                 double v = 0.0;
                 for (unsigned c = 0; c < blocks; ++c) v += cluster_load_double(cluster_address(&slice_loss, c));
-                if (!isfinite(v) && scalars->bad_loss_batch == BRAIN_CUDA_NO_BAD_BATCH)
-                    scalars->bad_loss_batch = (int)b;
+                if (!isfinite(v)) atomicMin(&scalars->bad_loss_batch, (int)b);
                 epoch_loss += v * (double)total;
             }
         }
@@ -515,9 +541,9 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
         rows = next_rows;
     }
 
-    // This block's share of the parameters and of their optimizer state back to global memory, then (block 0)
-    // the epoch's loss.
-    for (unsigned q = q0 + threadIdx.x; q < q1; q += BRAIN_CLUSTER_THREADS) {
+    // This block's share of the parameters and of their optimizer state back to global memory (from the first
+    // cluster: every cluster holds the same), then (block 0) the epoch's loss: the clusters' sums in cluster order.
+    for (unsigned q = q0 + threadIdx.x; q < q1 && cluster == 0; q += BRAIN_CLUSTER_THREADS) {
         unsigned at;
         brain_u64 g;
         cluster_parameter(s, a, q, at, g);
@@ -525,7 +551,15 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
         a.state_m[g] = state_m[q - q0];
         if (adam) a.state_v[g] = state_v[q - q0];
     }
-    if (rank == 0 && threadIdx.x == 0) {
+    if (rank == 0 && clusters > 1) {
+        if (threadIdx.x == 0) __stcg(exchange.losses + cluster, epoch_loss);
+        word_barrier(exchange.words, cluster == 0, clusters);
+        if (cluster == 0 && threadIdx.x == 0) {
+            epoch_loss = __ldcg(exchange.losses);
+            for (unsigned c = 1; c < clusters; ++c) epoch_loss += __ldcg(exchange.losses + c);
+        }
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
         scalars->epoch_loss_sum += epoch_loss;
         finish_epoch(scalars, a.rows);
         scalars->step = step0 + batches;

@@ -36,11 +36,13 @@
 // them atomics in the release sequence of every block's arrival, so it synchronizes with each. __syncthreads then
 // extends the acquire to the block. Older GPUs take cooperative_groups' own form: __threadfence (a sequentially
 // consistent fence) before the arrival and after the wait.
-static __device__ void grid_barrier(brain_cuda_scalars* s) {
+//
+// word_barrier is the barrier's form for `count` blocks meeting on `word`, `first` true on exactly one of them
+// (grid_barrier: the whole grid on the scalars' word; the cluster epoch kernel: a rank's blocks of every cluster).
+static __device__ __forceinline__ void word_barrier(uint32_t* word, bool first, unsigned count) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        const uint32_t add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
-        uint32_t* word = &s->barrier_arrived;
+        const uint32_t add = first ? 0x80000000u - (count - 1) : 1u;
 #if __CUDA_ARCH__ >= 700
         // Relaxed polls: an acquire load would invalidate the SM's L1 on every poll; one fence after the wait does
         // it once.
@@ -60,6 +62,11 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
 #endif
     }
     __syncthreads();
+}
+
+// The fused epoch kernel's barrier between phases, over every block of the grid.
+static __device__ void grid_barrier(brain_cuda_scalars* s) {
+    word_barrier(&s->barrier_arrived, blockIdx.x == 0, gridDim.x);
 }
 
 // The GPU's nanosecond clock, for the profiles' stamps.
