@@ -273,7 +273,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
     if (test_fused_profile_requested() && plan.batch_count() > 1) {
         constexpr std::uint64_t bytes = 8ull * BRAIN_FUSED_PROFILE_SLOTS;
         m_fused_profile = m_allocator.allocate(bytes, MemoryKind::Workspace, "the fused epoch's profile");
-        check_cuda(cudaMemset(m_fused_profile.get(), 0, bytes), "cudaMemset");
+        check_cuda(cudaMemsetAsync(m_fused_profile.get(), 0, bytes, m_stream.get()), "cudaMemsetAsync");
         a.profile = static_cast<uint64_t*>(m_fused_profile.get());
     }
     if (m_cluster_blocks) {
@@ -284,7 +284,9 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
             const std::uint64_t bytes = exchange_bytes(m_cluster_count, plan.parameter_count);
             m_cluster_workspace =
                 m_allocator.allocate(bytes, MemoryKind::Workspace, "the cluster epoch's exchange between clusters");
-            check_cuda(cudaMemset(m_cluster_workspace.get(), 0, 4 * BRAIN_CLUSTER_MAX_BLOCKS), "cudaMemset");
+            // On the session's stream, which does not wait for the legacy default stream's work.
+            check_cuda(cudaMemsetAsync(m_cluster_workspace.get(), 0, 4 * BRAIN_CLUSTER_MAX_BLOCKS, m_stream.get()),
+                       "cudaMemsetAsync");
             auto* base = static_cast<unsigned char*>(m_cluster_workspace.get());
             m_cluster_exchange.words = reinterpret_cast<uint32_t*>(base);
             m_cluster_exchange.losses = reinterpret_cast<double*>(base + 4 * BRAIN_CLUSTER_MAX_BLOCKS);
