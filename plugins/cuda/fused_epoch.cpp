@@ -46,11 +46,15 @@ bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::s
     return slice <= clusters_max_slice && inputs <= clusters_max_mean_inputs * plan.layers.size();
 }
 
-// The bytes of the clusters' exchange (brain_cluster_exchange) for `clusters` clusters and `params` parameters:
-// the barrier words, the clusters' losses, two sets of the clusters' gradient sums.
-std::uint64_t exchange_bytes(unsigned clusters, std::uint64_t params) {
-    return 4ull * BRAIN_CLUSTER_MAX_BLOCKS + 8ull * clusters + 4ull * 2 * clusters * params;
-}
+// The clusters' exchange (brain_cluster_exchange) as one allocation for `clusters` clusters and `params`
+// parameters: the barrier words, then the clusters' losses, then two sets of the clusters' gradient sums (offsets
+// and size in bytes).
+struct ExchangeLayout {
+    std::uint64_t losses, sums, bytes;
+    ExchangeLayout(unsigned clusters, std::uint64_t params)
+        : losses(4ull * BRAIN_CLUSTER_MAX_BLOCKS), sums(losses + 8ull * clusters),
+          bytes(sums + 4ull * 2 * clusters * params) {}
+};
 
 } // namespace
 
@@ -95,6 +99,18 @@ struct ClusterLaunch {
     ClusterLaunch(const ClusterLaunch&) = delete;
     ClusterLaunch& operator=(const ClusterLaunch&) = delete;
 };
+
+// How many clusters of `blocks` blocks of `threads` threads, each with `shared` bytes of dynamic shared memory, the
+// device holds at once (0 where it holds none or cannot say).
+unsigned resident_clusters(const void* kernel, unsigned blocks, unsigned threads, std::size_t shared) {
+    const ClusterLaunch probe(blocks, 1, threads, shared, nullptr);
+    int resident = 0;
+    if (cudaOccupancyMaxActiveClusters(&resident, kernel, &probe.config) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return resident > 0 ? static_cast<unsigned>(resident) : 0u;
+}
 
 // Whether a kernel can run cooperatively at one block of fused_threads per SM on this device.
 bool cooperative_fits(cudaKernel_t kernel, const char* what) {
@@ -185,12 +201,13 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
         const unsigned used = std::min(blocks, batch);
         unsigned clusters = clusters_for(batch, used);
         if (most) clusters = std::min(clusters, most);
-        while (clusters > 1 && charged_bytes(exchange_bytes(clusters, plan.parameter_count)) > spare_bytes)
+        while (clusters > 1 && charged_bytes(ExchangeLayout(clusters, plan.parameter_count).bytes) > spare_bytes)
             --clusters;
         // The device must hold every cluster at once (the launch is cooperative): fewer clusters until it does,
-        // each count with its own layout (fewer clusters, longer slices, more shared memory per block).
+        // each count with its own layout (fewer clusters, longer slices, more shared memory per block); none where
+        // a block's shared memory holds no layout.
         std::uint64_t bytes = 0;
-        for (;;) {
+        while (clusters > 0) {
             brain_cluster_layout layout;
             bytes = 4 * brain_cluster_plan(layers, layer_count, batch, used, clusters, &layout);
             if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) {
@@ -200,18 +217,10 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
             check_cuda(
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                 "cudaFuncSetAttribute (the cluster epoch's shared memory)");
-            const ClusterLaunch probe(used, 1, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes,
-                                      nullptr);
-            int resident = 0;
-            if (cudaOccupancyMaxActiveClusters(&resident, kernel, &probe.config) != cudaSuccess) {
-                (void)cudaGetLastError();
-                resident = 0;
-            }
-            if (resident >= static_cast<int>(clusters) || resident < 1) {
-                clusters = resident < 1 ? 0u : clusters;
-                break;
-            }
-            clusters = static_cast<unsigned>(resident);
+            const unsigned resident =
+                resident_clusters(kernel, used, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes);
+            if (resident >= clusters) break;
+            clusters = resident;
         }
         if (clusters == 0) continue;
         if (mode == "auto" && !cluster_epoch_pays(plan, used, clusters)) continue;
@@ -281,17 +290,16 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         m_cluster_exchange = brain_cluster_exchange{};
         m_cluster_exchange.clusters = m_cluster_count;
         if (m_cluster_count > 1) {
-            const std::uint64_t bytes = exchange_bytes(m_cluster_count, plan.parameter_count);
-            m_cluster_workspace =
-                m_allocator.allocate(bytes, MemoryKind::Workspace, "the cluster epoch's exchange between clusters");
+            const ExchangeLayout layout(m_cluster_count, plan.parameter_count);
+            m_cluster_workspace = m_allocator.allocate(layout.bytes, MemoryKind::Workspace,
+                                                       "the cluster epoch's exchange between clusters");
             // On the session's stream, which does not wait for the legacy default stream's work.
-            check_cuda(cudaMemsetAsync(m_cluster_workspace.get(), 0, 4 * BRAIN_CLUSTER_MAX_BLOCKS, m_stream.get()),
+            check_cuda(cudaMemsetAsync(m_cluster_workspace.get(), 0, layout.losses, m_stream.get()),
                        "cudaMemsetAsync");
             auto* base = static_cast<unsigned char*>(m_cluster_workspace.get());
             m_cluster_exchange.words = reinterpret_cast<uint32_t*>(base);
-            m_cluster_exchange.losses = reinterpret_cast<double*>(base + 4 * BRAIN_CLUSTER_MAX_BLOCKS);
-            m_cluster_exchange.sums =
-                reinterpret_cast<float*>(base + 4 * BRAIN_CLUSTER_MAX_BLOCKS + 8ull * m_cluster_count);
+            m_cluster_exchange.losses = reinterpret_cast<double*>(base + layout.losses);
+            m_cluster_exchange.sums = reinterpret_cast<float*>(base + layout.sums);
         }
         return; // the rest is the fused epoch kernel's
     }
