@@ -109,9 +109,10 @@ struct KernelVariant {
 
 // Whether BRAIN_CUDA_FUSED=cluster takes the cluster epoch kernel for `c` on an H100 or H200: yes where a block's
 // shared memory (the layout's floats and the kernel's own 15 KiB) is well inside their 227 KiB on one cluster of
-// the size asked (BRAIN_CUDA_TEST_CLUSTER_BLOCKS) or of 16, no where it is past it at every size the session
-// tries, even on as many clusters as give slices of 8 rows (it then chooses as when the variable is unset),
-// either in between (nullopt).
+// the size asked (BRAIN_CUDA_TEST_CLUSTER_BLOCKS) or of 16, with the gradient shares in shared or in global
+// memory, no where it is past it at every size the session tries, even on as many clusters as give slices of 8
+// rows and with the shares in global memory (it then chooses as when the variable is unset), either in between
+// (nullopt).
 std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {
 #ifdef BRAIN_TEST_CLUSTER_LAYOUT
     brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
@@ -120,18 +121,20 @@ std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {
         layers[l].outputs = static_cast<uint32_t>(c.widths[l + 1]);
         layers[l].activation = static_cast<int32_t>(l + 2 < c.widths.size() ? c.hidden : c.output);
     }
-    // On `clusters` clusters of `blocks` (0: as many as give slices of 8 rows, the most the session runs).
-    const auto bytes = [&](uint32_t blocks, uint32_t clusters) {
+    // On `clusters` clusters of `blocks` (0: as many as give slices of 8 rows, the most the session runs), the
+    // gradient shares in global memory where `global`.
+    const auto bytes = [&](uint32_t blocks, uint32_t clusters, bool global) {
         brain_cluster_layout layout;
         const uint32_t used = std::min<uint32_t>(blocks, c.batch);
         if (clusters == 0) clusters = (c.batch + 8 * used - 1) / (8 * used);
         return 4 * brain_cluster_plan(layers, static_cast<uint32_t>(c.widths.size() - 1), c.batch, used, clusters,
-                                      &layout);
+                                      global, &layout);
     };
     const char* asked = std::getenv("BRAIN_CUDA_TEST_CLUSTER_BLOCKS");
     const uint32_t blocks = asked ? static_cast<uint32_t>(std::atoi(asked)) : 16u;
-    if (bytes(blocks, 1) <= 200 * 1024) return true;
-    if (bytes(blocks, 0) > 232448 && (asked || (bytes(8, 0) > 232448 && bytes(4, 0) > 232448))) return false;
+    if (bytes(blocks, 1, false) <= 200 * 1024 || bytes(blocks, 1, true) <= 200 * 1024) return true;
+    if (bytes(blocks, 0, true) > 232448 && (asked || (bytes(8, 0, true) > 232448 && bytes(4, 0, true) > 232448)))
+        return false;
 #else
     (void)c;
 #endif
@@ -139,8 +142,10 @@ std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {
 }
 
 // Trains `c`, shuffled and not, on the cuBLAS path, the CPU and the fused kernel of each variant: the same weights,
-// optimizer state, step count and losses, and one float read back per epoch on either path.
-void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& variants) {
+// optimizer state, step count and losses, and one float read back per epoch on either path. Returns what ran for
+// the first variant (the stats' arithmetic).
+std::string check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& variants) {
+    std::string first_arithmetic;
     for (const bool shuffle : {true, false}) {
         INFO(c.name << ", shuffle " << shuffle);
         const std::size_t inputs = c.widths.front(), outputs = c.widths.back();
@@ -167,9 +172,16 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
             INFO("kernel variant: " << variant.name);
             auto fused = base;
             const brain::FitReport fused_report = train_fused(variant, fused);
+            if (&variant == &variants.front()) first_arithmetic = fused_report.stats.arithmetic;
             if (std::string(variant.value) == "cluster") {
                 const std::optional<bool> cluster = cluster_mode_takes_cluster(c);
-                if (cluster) CHECK((fused_report.stats.arithmetic == "float32 (cluster epoch kernel)") == *cluster);
+                const std::string arithmetic = fused_report.stats.arithmetic;
+                const bool took = arithmetic.rfind("float32 (cluster epoch kernel", 0) == 0;
+                if (cluster) CHECK(took == *cluster);
+                // Forced into global memory, the gradient shares say so.
+                const char* grads = std::getenv("BRAIN_CUDA_TEST_CLUSTER_GRADS");
+                if (took && grads && std::string(grads) == "global")
+                    CHECK(arithmetic == "float32 (cluster epoch kernel, global gradient shares)");
             }
             if (&variant == &variants.front()) {
                 // Deterministic: every output is summed by one thread or warp in a fixed order.
@@ -186,6 +198,7 @@ void check_fused_case(const FusedCase& c, const std::vector<KernelVariant>& vari
             CHECK(fused_report.stats.device_to_host_bytes == cublas_report.stats.device_to_host_bytes);
         }
     }
+    return first_arithmetic;
 }
 
 // Small networks for the fused epoch kernel beside fused_cases: eight layers of 128, twelve of 48, widths that are
@@ -257,14 +270,38 @@ TEST_CASE("CUDA cluster epoch kernel gives the same weights as the cuBLAS path",
     REQUIRE_GPU();
     // Every network of both lists on the cluster epoch kernel, where a cluster holds it and its batch (the
     // session's arithmetic says which kernel ran): the first in clusters as large as the device runs, batches of
-    // more than 128 rows on several clusters (2 to 8) and again on one; the second in clusters of 4 blocks (longer
-    // slices, more parameters per block; batches of more than 32 rows on 2 to 8 clusters).
+    // more than 128 rows on several clusters (2 to 8) and again on one, and again with the gradient shares in
+    // global memory; the second in clusters of 4 blocks (longer slices, more parameters per block; batches of more
+    // than 32 rows on 2 to 8 clusters).
     const std::vector<KernelVariant> cluster = {{"cluster epoch kernel", "BRAIN_CUDA_FUSED", "cluster"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, cluster);
     {
         brain::test::ScopedEnv one("BRAIN_CUDA_TEST_CLUSTERS", std::string("1"));
         for (const FusedCase& c : fused_cases())
             if (c.batch > 128) DYNAMIC_SECTION("one cluster: " << c.name) check_fused_case(c, cluster);
+    }
+    {
+        brain::test::ScopedEnv global("BRAIN_CUDA_TEST_CLUSTER_GRADS", std::string("global"));
+        for (const FusedCase& c : fused_cases())
+            DYNAMIC_SECTION("gradient shares in global memory: " << c.name) check_fused_case(c, cluster);
+    }
+    {
+        // Left to choose, a deep narrow network that a block holds once but not twice, on batches of 32, takes the
+        // cluster kernel with its gradient shares in global memory where the device has clusters (9.0 or newer).
+        using enum brain::Activation;
+        const FusedCase deep("automatic choice: eight layers of 64 on batches of 32",
+                             {40, 64, 64, 64, 64, 64, 64, 64, 2}, Tanh, Linear, brain::Loss::MeanSquaredError,
+                             brain::Optimizer::adam(0.003f), 320, 32);
+        DYNAMIC_SECTION(deep.name) {
+            const std::string arithmetic =
+                check_fused_case(deep, {{"automatic choice", "BRAIN_CUDA_FUSED", "auto"}});
+            const auto report = brain::accelerator_doctor(gpu());
+            REQUIRE(report);
+            if (std::stoi(report->revision) >= 9)
+                CHECK(arithmetic == "float32 (cluster epoch kernel, global gradient shares)");
+            else
+                CHECK(arithmetic == "float32 (fused epoch kernel)");
+        }
     }
     brain::test::ScopedEnv four("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("4"));
     for (const FusedCase& c : small_cases()) DYNAMIC_SECTION("small: " << c.name) check_fused_case(c, cluster);

@@ -80,7 +80,9 @@ brain_session_stats CudaSession::stats() const noexcept {
 }
 
 std::string CudaSession::arithmetic() const {
-    if (m_cluster_blocks) return "float32 (cluster epoch kernel)";
+    if (m_cluster_blocks)
+        return m_cluster_global_grads ? "float32 (cluster epoch kernel, global gradient shares)"
+                                      : "float32 (cluster epoch kernel)";
     if (m_fused) return "float32 (fused epoch kernel)";
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:

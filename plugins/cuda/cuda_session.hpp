@@ -144,9 +144,12 @@ private:
     unsigned m_fused_grid = 0; // its blocks: one per SM
     unsigned m_cluster_blocks = 0;          // ... or on a cluster of this many blocks (kernels/cluster_epoch.cu)
     unsigned m_cluster_count = 0;           // on this many clusters
+    bool m_cluster_global_grads = false;    // its gradient shares in global memory (m_cluster_grads)
+    std::uint64_t m_cluster_grad_floats = 0; // the floats of one block's gradient share
     unsigned m_cluster_threads = 0;         // its threads per block
     std::size_t m_cluster_shared_bytes = 0; // its dynamic shared memory per block
     brain_fused_epoch_args m_fused_args{};
+    DeviceBuffer m_cluster_grads;                // the blocks' gradient shares, where in global memory
     DeviceBuffer m_cluster_workspace;            // several clusters' exchange (m_cluster_exchange's pointers)
     brain_cluster_exchange m_cluster_exchange{}; // the cluster epoch kernel's argument
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only

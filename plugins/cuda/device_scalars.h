@@ -66,7 +66,8 @@ typedef struct brain_fused_layer {
 #define BRAIN_CLUSTER_MAX_BLOCKS 16
 typedef struct brain_cluster_layout {
     uint32_t weights[BRAIN_FUSED_MAX_LAYERS]; /* layer l's W: outputs rows of brain_cluster_pitch(inputs), b last */
-    uint32_t grads[BRAIN_FUSED_MAX_LAYERS];   /* the block's rows' sum of its gradient, the same layout */
+    uint32_t grads[BRAIN_FUSED_MAX_LAYERS];   /* the block's rows' sum of its gradient, the same layout (in its
+                                                 region of the exchange's grads where grads_global) */
     uint32_t acts[BRAIN_FUSED_MAX_LAYERS]; /* its activations: slice rows of brain_cluster_pitch(outputs), a column
                                               of ones after them; the output layer's: rows of outputs */
     uint32_t zs[BRAIN_FUSED_MAX_LAYERS];   /* its z where the derivative needs it (GELU, leaky ReLU) and for the
@@ -82,6 +83,8 @@ typedef struct brain_cluster_layout {
     uint32_t slots;  /* each of the block's parameters' offset in the layout (share uint32_t) */
     uint32_t share;  /* parameters per block: block c updates indices [c share, (c + 1) share) */
     uint32_t slice;  /* batch rows per block: block c takes rows [c slice, (c + 1) slice) of each batch */
+    uint32_t grad_floats;  /* the floats of a block's gradient share (as of its copy of the parameters) */
+    uint32_t grads_global; /* 1: the gradient shares live in global memory (brain_cluster_exchange::grads) */
 } brain_cluster_layout;
 
 /* A row's pitch in the cluster epoch kernel's shared memory for `width` values and the column of ones after them:
@@ -91,10 +94,11 @@ static inline uint32_t brain_cluster_pitch(uint32_t width) {
 }
 
 /* Fills `out` for a network of `count` layers, batches of `batch` rows and `clusters` clusters of `blocks` blocks
- * each; returns the floats of shared memory a block's layout takes (the offsets are valid when that fits in 32
- * bits). */
+ * each, the gradient shares in shared memory or (`global_grads`) in global memory; returns the floats of shared
+ * memory a block's layout takes (the offsets are valid when that fits in 32 bits). */
 static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint32_t count, uint32_t batch,
-                                          uint32_t blocks, uint32_t clusters, brain_cluster_layout* out) {
+                                          uint32_t blocks, uint32_t clusters, uint32_t global_grads,
+                                          brain_cluster_layout* out) {
     /* Offsets narrow to 32 bits implicitly (no casts: the header is C and C++ alike). */
     uint64_t all = blocks, at = 0, rows, floats, weights = 0, params = 0;
     all *= clusters;
@@ -110,8 +114,10 @@ static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint3
         if (layers[l].outputs > widest) widest = layers[l].outputs;
     }
     out->first[count] = params;
-    at = 2 * weights;
-    for (l = 0; l < count; ++l) out->grads[l] = out->weights[l] + weights;
+    out->grad_floats = weights;
+    out->grads_global = global_grads != 0;
+    at = global_grads ? weights : 2 * weights;
+    for (l = 0; l < count; ++l) out->grads[l] = out->weights[l] + (global_grads ? 0 : weights);
     for (l = 0; l < count; ++l) {
         const int last = l + 1 == count;
         pitch = last ? layers[l].outputs : brain_cluster_pitch(layers[l].outputs);
@@ -156,7 +162,9 @@ typedef struct brain_cluster_exchange {
     uint32_t* words;   /* BRAIN_CLUSTER_MAX_BLOCKS barrier words (grid_barrier's form), zero at allocation */
     double* losses;    /* clusters: each cluster's sum of the epoch's batch losses */
     float* sums;       /* 2 x clusters x parameters: each cluster's gradient sums, by the step's parity */
-    uint32_t clusters; /* 1: one cluster, the pointers unused (null) */
+    uint32_t clusters; /* 1: one cluster, words, losses and sums unused (null) */
+    float* grads;      /* clusters x blocks x the layout's grad_floats: each block's gradient share where the
+                          layout keeps them in global memory (grads_global); else null */
 } brain_cluster_exchange;
 
 typedef struct brain_fused_epoch_args {

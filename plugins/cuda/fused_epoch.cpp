@@ -27,6 +27,12 @@ constexpr std::size_t clusters_max_slice = 10;
 // with slices of 8 to 10 rows the cluster kernel wins where a layer's chain is short against a grid barrier
 // (docs/performance.md).
 constexpr std::size_t clusters_max_mean_inputs = 64;
+// With the gradient shares in global memory (networks a block holds once but not twice), each step writes and
+// reads every block's share through L2: that pays only against the fused kernel's many grid barriers of deep
+// networks, on one cluster with short slices and layers of short chains (docs/performance.md).
+constexpr std::size_t global_grads_min_layers = 7;
+constexpr std::size_t global_grads_max_slice = 4;
+constexpr std::size_t global_grads_max_outputs = 64;
 
 // The clusters of `blocks` blocks that give a batch of `batch` rows slices of at most cluster_max_slice rows.
 unsigned clusters_for(unsigned batch, unsigned blocks) {
@@ -37,9 +43,16 @@ unsigned clusters_for(unsigned batch, unsigned blocks) {
 // for this plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step (and, on several clusters,
 // one barrier of a rank's blocks with the clusters' sums through L2) instead of a grid barrier per layer and phase,
 // and no round trip through L2 between layers, but each block takes its slice of the batch through every layer at
-// one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid").
-bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::size_t clusters) {
+// one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid"). `global_grads`: the
+// gradient shares live in global memory.
+bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::size_t clusters, bool global_grads) {
     const std::size_t all = blocks * clusters, slice = (plan.batch_rows + all - 1) / all;
+    if (global_grads) {
+        std::size_t widest = 0;
+        for (const LayerPlan& layer : plan.layers) widest = std::max(widest, layer.outputs);
+        return clusters == 1 && slice <= global_grads_max_slice && plan.layers.size() >= global_grads_min_layers &&
+               widest <= global_grads_max_outputs;
+    }
     if (clusters == 1) return slice <= cluster_max_slice;
     std::size_t inputs = 0;
     for (const LayerPlan& layer : plan.layers) inputs += layer.inputs + 1;
@@ -195,44 +208,60 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
                "cudaFuncSetAttribute (the cluster epoch's cluster size)");
     const unsigned batch = static_cast<unsigned>(plan.config.batch_size);
     const unsigned asked = test_cluster_blocks(), most = test_max_clusters();
+    const bool only_global = test_cluster_global_grads();
     const auto layer_count = static_cast<uint32_t>(plan.layers.size());
+    // The gradient shares go to shared memory where the layout fits with them, else to global memory (a block then
+    // holds about twice the parameters).
     for (unsigned blocks : {16u, 8u, 4u}) {
         if (asked && blocks != asked) continue;
-        const unsigned used = std::min(blocks, batch);
-        unsigned clusters = clusters_for(batch, used);
-        if (most) clusters = std::min(clusters, most);
-        while (clusters > 1 && charged_bytes(ExchangeLayout(clusters, plan.parameter_count).bytes) > spare_bytes)
-            --clusters;
-        // The device must hold every cluster at once (the launch is cooperative): fewer clusters until it does,
-        // each count with its own layout (fewer clusters, longer slices, more shared memory per block); none where
-        // a block's shared memory holds no layout.
-        std::uint64_t bytes = 0;
-        while (clusters > 0) {
+        for (const bool global : {false, true}) {
+            if (only_global && !global) continue;
+            const unsigned used = std::min(blocks, batch);
             brain_cluster_layout layout;
-            bytes = 4 * brain_cluster_plan(layers, layer_count, batch, used, clusters, &layout);
-            if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) {
-                clusters = 0;
-                break;
+            brain_cluster_plan(layers, layer_count, batch, used, 1, global, &layout);
+            const std::uint64_t grad_floats = layout.grad_floats;
+            // The workspace: the exchange between clusters, and the gradient shares kept in global memory.
+            const auto workspace = [&](unsigned count) {
+                return (count > 1 ? ExchangeLayout(count, plan.parameter_count).bytes : 0) +
+                       (global ? 4ull * count * used * grad_floats : 0);
+            };
+            unsigned clusters = clusters_for(batch, used);
+            if (most) clusters = std::min(clusters, most);
+            while (clusters > 1 && charged_bytes(workspace(clusters)) > spare_bytes) --clusters;
+            if (charged_bytes(workspace(clusters)) > spare_bytes) continue;
+            // The device must hold every cluster at once (the launch is cooperative): fewer clusters until it
+            // does, each count with its own layout (fewer clusters, longer slices, more shared memory per block);
+            // none where a block's shared memory holds no layout.
+            std::uint64_t bytes = 0;
+            while (clusters > 0) {
+                bytes = 4 * brain_cluster_plan(layers, layer_count, batch, used, clusters, global, &layout);
+                if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) {
+                    clusters = 0;
+                    break;
+                }
+                check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(bytes)),
+                           "cudaFuncSetAttribute (the cluster epoch's shared memory)");
+                const unsigned resident =
+                    resident_clusters(kernel, used, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes);
+                if (resident >= clusters) break;
+                clusters = resident;
             }
-            check_cuda(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-                "cudaFuncSetAttribute (the cluster epoch's shared memory)");
-            const unsigned resident =
-                resident_clusters(kernel, used, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes);
-            if (resident >= clusters) break;
-            clusters = resident;
+            if (clusters == 0) continue;
+            if (mode == "auto" && !cluster_epoch_pays(plan, used, clusters, global)) continue;
+            m_cluster_blocks = used;
+            m_cluster_count = clusters;
+            m_cluster_global_grads = global;
+            m_cluster_grad_floats = grad_floats;
+            m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
+            m_cluster_shared_bytes = bytes;
+            log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(clusters) +
+                               (clusters == 1 ? " cluster" : " clusters") + " of " + std::to_string(used) +
+                               " blocks of " + std::to_string(bytes + attributes.sharedSizeBytes) +
+                               " bytes of shared memory" +
+                               (global ? ", the gradient shares in global memory" : ""));
+            return true;
         }
-        if (clusters == 0) continue;
-        if (mode == "auto" && !cluster_epoch_pays(plan, used, clusters)) continue;
-        m_cluster_blocks = used;
-        m_cluster_count = clusters;
-        m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
-        m_cluster_shared_bytes = bytes;
-        log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(clusters) +
-                           (clusters == 1 ? " cluster" : " clusters") + " of " + std::to_string(used) +
-                           " blocks of " + std::to_string(bytes + attributes.sharedSizeBytes) +
-                           " bytes of shared memory");
-        return true;
     }
     return refuse(
         "no cluster of 4 to 16 blocks holds this network and a slice of its batch in shared memory (a block "
@@ -286,9 +315,16 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         a.profile = static_cast<uint64_t*>(m_fused_profile.get());
     }
     if (m_cluster_blocks) {
-        // Several clusters add up their gradients through an exchange (choose_cluster_epoch left room for it).
+        // The blocks' gradient shares where they live in global memory, and the exchange through which several
+        // clusters add up their gradients (choose_cluster_epoch left room for both).
         m_cluster_exchange = brain_cluster_exchange{};
         m_cluster_exchange.clusters = m_cluster_count;
+        if (m_cluster_global_grads) {
+            const std::uint64_t bytes = 4ull * m_cluster_count * m_cluster_blocks * m_cluster_grad_floats;
+            m_cluster_grads =
+                m_allocator.allocate(bytes, MemoryKind::Workspace, "the cluster epoch's gradient shares");
+            m_cluster_exchange.grads = m_cluster_grads.floats();
+        }
         if (m_cluster_count > 1) {
             const ExchangeLayout layout(m_cluster_count, plan.parameter_count);
             m_cluster_workspace = m_allocator.allocate(layout.bytes, MemoryKind::Workspace,

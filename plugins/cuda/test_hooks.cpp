@@ -108,6 +108,10 @@ unsigned test_max_clusters() noexcept {
     return end != value && *end == '\0' && n >= 1 && n <= 64 ? static_cast<unsigned>(n) : 0u;
 }
 
+bool test_cluster_global_grads() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_CLUSTER_GRADS", "global");
+}
+
 unsigned test_predict_parts() noexcept {
     const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
     if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;

@@ -42,6 +42,9 @@ unsigned test_cluster_blocks() noexcept;
 // BRAIN_CUDA_TEST_CLUSTERS=N (1 to 64): the cluster epoch kernel runs on at most N clusters (1: one cluster with
 // slices as long as the batch makes them, as before long batches ran on several); 0 when unset or out of range.
 unsigned test_max_clusters() noexcept;
+// BRAIN_CUDA_TEST_CLUSTER_GRADS=global: the cluster epoch kernel keeps its gradient shares in global memory also
+// where they fit in shared memory, so that the tests run that layout on small networks.
+bool test_cluster_global_grads() noexcept;
 
 // BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
 // measurements can compare part sizes; 0 when unset or out of range.
@@ -87,6 +90,9 @@ constexpr unsigned test_cluster_blocks() noexcept {
 }
 constexpr unsigned test_max_clusters() noexcept {
     return 0;
+}
+constexpr bool test_cluster_global_grads() noexcept {
+    return false;
 }
 constexpr unsigned test_predict_parts() noexcept {
     return 0;

@@ -130,6 +130,11 @@ TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names e
         ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::nullopt);
         CHECK(brain::cuda::test_max_clusters() == 0);
     }
+    // The gradient shares in global memory: "global" only.
+    for (const auto& [value, global] : {std::pair{"global", true}, {"shared", false}, {"", false}}) {
+        ScopedEnv grads("BRAIN_CUDA_TEST_CLUSTER_GRADS", std::string(value));
+        CHECK(brain::cuda::test_cluster_global_grads() == global);
+    }
     {
         // Unset, or not a size the session tries: the device's largest.
         ScopedEnv withhold("BRAIN_CUDA_TEST_CLUSTER_EPOCH", std::nullopt);

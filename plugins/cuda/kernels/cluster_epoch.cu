@@ -218,7 +218,7 @@ static __device__ __forceinline__ const float* cluster_input(const brain_cluster
 
 // The slice's share of layer l's gradient: G(j, i) = sum over the slice's rows of delta(r, j) input(r, i), i up to
 // the ones column (db).
-static __device__ ClusterProduct cluster_gradient(const brain_cluster_layout& s, float* smem,
+static __device__ ClusterProduct cluster_gradient(const brain_cluster_layout& s, float* smem, float* grads,
                                                   const brain_fused_epoch_args& a, unsigned l, unsigned rows,
                                                   unsigned buffer) {
     const brain_fused_layer& layer = a.layers[l];
@@ -233,7 +233,7 @@ static __device__ ClusterProduct cluster_gradient(const brain_cluster_layout& s,
     p.m = layer.outputs;
     p.n = layer.inputs + 1;
     p.k = rows;
-    p.out = smem + s.grads[l];
+    p.out = grads + s.grads[l];
     p.pitch = brain_cluster_pitch(layer.inputs);
     cluster_shape(p);
     return p;
@@ -316,13 +316,19 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
     const unsigned clusters = exchange.clusters, cluster = blockIdx.x / blocks;
     const brain_u64 epoch = scalars->epoch;
     const brain_u64 step0 = scalars->step;
-    if (threadIdx.x == 0) brain_cluster_plan(a.layers, layer_count, a.batch_size, blocks, clusters, &s);
+    if (threadIdx.x == 0)
+        brain_cluster_plan(a.layers, layer_count, a.batch_size, blocks, clusters, exchange.grads != nullptr, &s);
     __syncthreads();
     const unsigned slice = s.slice, share = s.share, params = s.first[layer_count];
     const unsigned q0 = min(rank * share, params), q1 = min(q0 + share, params);
     const bool adam = a.optimizer != BRAIN_OPT_SGD;
     float* const state_m = smem + s.state;
     float* const state_v = state_m + share;
+    // Where this block sums its gradient share: its shared memory, or its region of the exchange's grads (networks
+    // whose parameters fit a block's shared memory once but not twice), read back through L2.
+    float* const grads = s.grads_global ? exchange.grads + (brain_u64)blockIdx.x * s.grad_floats : smem;
+    const float* const cluster_grads =
+        s.grads_global ? exchange.grads + (brain_u64)cluster * blocks * s.grad_floats : nullptr;
 
     // The parameters into shared memory, each layer's b after its W's row; this block's share of the optimizer
     // state; the columns of ones after every layer's input rows (the products never write them).
@@ -460,19 +466,19 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
             cluster_stage<CLUSTER_DELTA, CLUSTER_DELTA>(sh, d, d, false);
         }
         for (unsigned l = top; l-- > 0;) {
-            const ClusterProduct g = cluster_gradient(s, smem, a, l + 1, rows, buffer);
+            const ClusterProduct g = cluster_gradient(s, smem, grads, a, l + 1, rows, buffer);
             if (l > 0 && rows) {
                 const ClusterProduct d = cluster_delta(s, smem, a, l, rows);
                 cluster_stage<CLUSTER_GRADIENT, CLUSTER_DELTA>(sh, g, d, true);
             } else if (l > 0) {
                 cluster_stage<CLUSTER_GRADIENT, CLUSTER_GRADIENT>(sh, g, g, false);
             } else {
-                const ClusterProduct g0 = cluster_gradient(s, smem, a, 0, rows, buffer);
+                const ClusterProduct g0 = cluster_gradient(s, smem, grads, a, 0, rows, buffer);
                 cluster_stage<CLUSTER_GRADIENT, CLUSTER_GRADIENT>(sh, g, g0, true);
             }
         }
         if (top == 0) {
-            const ClusterProduct g0 = cluster_gradient(s, smem, a, 0, rows, buffer);
+            const ClusterProduct g0 = cluster_gradient(s, smem, grads, a, 0, rows, buffer);
             cluster_stage<CLUSTER_GRADIENT, CLUSTER_GRADIENT>(sh, g0, g0, false);
         }
         stamp();
@@ -486,9 +492,17 @@ extern "C" __global__ void __launch_bounds__(BRAIN_CLUSTER_THREADS, 1)
                         decay = coefficients[2][entry];
             const auto cluster_sum = [&](unsigned bytes) {
                 float parts[BRAIN_CLUSTER_MAX_BLOCKS];
+                if (cluster_grads) {
+                    // .cg: another block's share, which this SM's L1 may hold from an earlier step.
 #pragma unroll
-                for (unsigned c = 0; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
-                    parts[c] = c < blocks ? cluster_load(remote_grads[c] + bytes) : 0.0f;
+                    for (unsigned c = 0; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
+                        parts[c] =
+                            c < blocks ? __ldcg(cluster_grads + (brain_u64)c * s.grad_floats + bytes / 4) : 0.0f;
+                } else {
+#pragma unroll
+                    for (unsigned c = 0; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
+                        parts[c] = c < blocks ? cluster_load(remote_grads[c] + bytes) : 0.0f;
+                }
                 float g = parts[0];
 #pragma unroll
                 for (unsigned c = 1; c < BRAIN_CLUSTER_MAX_BLOCKS; ++c)
