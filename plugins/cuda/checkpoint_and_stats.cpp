@@ -81,8 +81,8 @@ brain_session_stats CudaSession::stats() const noexcept {
 
 std::string CudaSession::arithmetic() const {
     if (m_cluster_blocks)
-        return m_cluster_global_grads ? "float32 (cluster epoch kernel, global gradient shares)"
-                                      : "float32 (cluster epoch kernel)";
+        return m_cluster_global_grad_floats ? "float32 (cluster epoch kernel, global gradient shares)"
+                                            : "float32 (cluster epoch kernel)";
     if (m_fused) return "float32 (fused epoch kernel)";
     switch (m_plan.precision) {
     case BRAIN_PRECISION_TF32:

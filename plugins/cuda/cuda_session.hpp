@@ -144,8 +144,8 @@ private:
     unsigned m_fused_grid = 0; // its blocks: one per SM
     unsigned m_cluster_blocks = 0;          // ... or on a cluster of this many blocks (kernels/cluster_epoch.cu)
     unsigned m_cluster_count = 0;           // on this many clusters
-    bool m_cluster_global_grads = false;    // its gradient shares in global memory (m_cluster_grads)
-    std::uint64_t m_cluster_grad_floats = 0; // the floats of one block's gradient share
+    std::uint64_t m_cluster_global_grad_floats = 0; // its gradient shares in global memory (m_cluster_grads),
+                                                    // the floats of each; 0: in shared memory
     unsigned m_cluster_threads = 0;         // its threads per block
     std::size_t m_cluster_shared_bytes = 0; // its dynamic shared memory per block
     brain_fused_epoch_args m_fused_args{};

@@ -59,6 +59,12 @@ bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::s
     return slice <= clusters_max_slice && inputs <= clusters_max_mean_inputs * plan.layers.size();
 }
 
+// The bytes of the blocks' gradient shares in global memory (brain_cluster_exchange::grads): `floats` for each of
+// `blocks` blocks of `clusters` clusters.
+std::uint64_t global_grads_bytes(unsigned clusters, unsigned blocks, std::uint64_t floats) {
+    return 4ull * clusters * blocks * floats;
+}
+
 // The clusters' exchange (brain_cluster_exchange) as one allocation for `clusters` clusters and `params`
 // parameters: the barrier words, then the clusters' losses, then two sets of the clusters' gradient sums (offsets
 // and size in bytes).
@@ -223,7 +229,7 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
             // The workspace: the exchange between clusters, and the gradient shares kept in global memory.
             const auto workspace = [&](unsigned count) {
                 return (count > 1 ? ExchangeLayout(count, plan.parameter_count).bytes : 0) +
-                       (global ? 4ull * count * used * grad_floats : 0);
+                       (global ? global_grads_bytes(count, used, grad_floats) : 0);
             };
             unsigned clusters = clusters_for(batch, used);
             if (most) clusters = std::min(clusters, most);
@@ -251,8 +257,7 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
             if (mode == "auto" && !cluster_epoch_pays(plan, used, clusters, global)) continue;
             m_cluster_blocks = used;
             m_cluster_count = clusters;
-            m_cluster_global_grads = global;
-            m_cluster_grad_floats = grad_floats;
+            m_cluster_global_grad_floats = global ? grad_floats : 0;
             m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
             m_cluster_shared_bytes = bytes;
             log_message(1, "cuda session: the cluster epoch kernel, " + std::to_string(clusters) +
@@ -319,10 +324,10 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         // clusters add up their gradients (choose_cluster_epoch left room for both).
         m_cluster_exchange = brain_cluster_exchange{};
         m_cluster_exchange.clusters = m_cluster_count;
-        if (m_cluster_global_grads) {
-            const std::uint64_t bytes = 4ull * m_cluster_count * m_cluster_blocks * m_cluster_grad_floats;
-            m_cluster_grads =
-                m_allocator.allocate(bytes, MemoryKind::Workspace, "the cluster epoch's gradient shares");
+        if (m_cluster_global_grad_floats) {
+            m_cluster_grads = m_allocator.allocate(
+                global_grads_bytes(m_cluster_count, m_cluster_blocks, m_cluster_global_grad_floats),
+                MemoryKind::Workspace, "the cluster epoch's gradient shares");
             m_cluster_exchange.grads = m_cluster_grads.floats();
         }
         if (m_cluster_count > 1) {
