@@ -52,8 +52,8 @@ struct FusedCase {
 // kernel works out its optimizer coefficients 256 steps at a time), batches of 1024 through narrow layers (weight
 // gradients in row shares, or, without them, by a warp per output summing 1024 rows), row shares on some hidden
 // layers and not on others, with a last batch of fewer rows, under a folded head and on a two-layer network beside
-// the head's gradient, and narrow heads without their backward pass in the loss phase, with their weights copied to
-// shared memory and with too many for it.
+// the head's gradient, narrow heads without their backward pass in the loss phase, with their weights copied to
+// shared memory and with too many for it, and a backward phase whose two products take tiles of different heights.
 const std::vector<FusedCase>& fused_cases() {
     using enum Activation;
     using enum Loss;
@@ -96,6 +96,8 @@ const std::vector<FusedCase>& fused_cases() {
                   MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 700, 256),
         FusedCase("two layers on batches of 1024 (layer 0's row shares beside the head's gradient)", {30, 64, 3},
                   Gelu, Sigmoid, BinaryCrossEntropy, Optimizer::adam(0.003f), 2200, 1024),
+        FusedCase("a short-K weight gradient in full tiles beside a long-K delta in half tiles", {40, 200, 200, 2},
+                  LeakyRelu, Sigmoid, BinaryCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 384, 128),
     };
     return cases;
 }
@@ -248,15 +250,17 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
     // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
     // where they fit); weight gradients by a warp per output or tiles over the whole batch (as it is, in row shares
-    // where the batch has 256 rows or more and the shares are small enough); and the register count left to ptxas,
-    // as toolkits before CUDA 12.4 build it.
+    // where the batch has 256 rows or more and the shares are small enough); the register count left to ptxas, as
+    // toolkits before CUDA 12.4 build it; and one tile height for both products of a backward phase (as it is, each
+    // its own where that shortens the phase).
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
         {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
         {"head weights from global memory", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_STAGED=0"},
         {"no row shares", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_ROW_SHARES=0"},
-        {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"}};
+        {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"},
+        {"one tile height per backward phase", "BRAIN_CUDA_TEST_TILE_HEIGHTS", "0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }
 

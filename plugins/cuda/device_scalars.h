@@ -197,6 +197,8 @@ typedef struct brain_fused_epoch_args {
     float* row_shares;   /* 2 x BRAIN_FUSED_ROW_SHARES_MAX x row_share_width floats; null: none */
     uint32_t row_share_layers; /* bit l: layer l's weight gradient is summed in row shares */
     uint32_t row_share_width;  /* floats of the widest such gradient, outputs x (inputs + 1) */
+    uint32_t tile_flip_dw;     /* bit l: layer l's weight gradient takes the other tile height than its phase's */
+    uint32_t tile_flip_dx;     /* bit l: layer l's delta takes the other tile height than its phase's */
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */

@@ -4,6 +4,7 @@
 #include "cuda_session.hpp"
 #include "row_share_plan.hpp"
 #include "test_hooks.hpp"
+#include "tile_height_plan.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -378,6 +379,13 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
             if ((shares.layers >> l) & 1u) layers += (layers.empty() ? "" : ", ") + std::to_string(l);
         log_message(1, "cuda session: the fused epoch kernel sums the weight gradients of layers " + layers +
                            " in row shares");
+    }
+    // Each backward phase's tile heights, where its two products are better apart (tile_height_plan.hpp); a layer
+    // in row shares keeps the rule of its own.
+    if (!test_withhold_tile_heights()) {
+        const TileHeightPlan heights = plan_tile_heights(plan.layers, plan.config.batch_size, m_fused_grid);
+        a.tile_flip_dw = heights.flip_dw & ~a.row_share_layers;
+        a.tile_flip_dx = heights.flip_dx & ~a.row_share_layers;
     }
 }
 

@@ -33,6 +33,9 @@ std::string test_kernel_suffix();
 // BRAIN_CUDA_TEST_HEAD_SHARES=0: the fused epoch gets no room for a narrow head's gradient shares, as when the
 // memory budget has none, so that its head takes a backward phase of its own.
 bool test_withhold_head_shares() noexcept;
+// BRAIN_CUDA_TEST_TILE_HEIGHTS=0: the fused epoch's backward phases keep one tile height for both products
+// (tile_height_plan.hpp's plan withheld), so that measurements can compare the two with the same kernel.
+bool test_withhold_tile_heights() noexcept;
 // BRAIN_CUDA_TEST_CLUSTER_EPOCH=0: the automatic choice never takes the cluster epoch kernel
 // (BRAIN_CUDA_FUSED=cluster still does), so that measurements can compare it with the path taken without it.
 bool test_withhold_cluster_epoch() noexcept;
@@ -80,6 +83,9 @@ inline std::string test_kernel_suffix() {
     return {};
 }
 constexpr bool test_withhold_head_shares() noexcept {
+    return false;
+}
+constexpr bool test_withhold_tile_heights() noexcept {
     return false;
 }
 constexpr bool test_withhold_cluster_epoch() noexcept {

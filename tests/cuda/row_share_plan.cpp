@@ -2,6 +2,7 @@
 // the rule on networks of the shape grid and beside its thresholds, without a GPU.
 #include "row_share_plan.hpp"
 
+#include "cuda/layer_plans.hpp"
 #include "support/catch.hpp"
 
 #include <cstdint>
@@ -10,30 +11,8 @@
 namespace {
 
 using brain::cuda::plan_row_shares;
-
-// Layers of widths inputs, hidden..., outputs, laid out as the plan lays them out.
-std::vector<brain::sdk::LayerPlan> layers_of(const std::vector<std::size_t>& widths) {
-    std::vector<brain::sdk::LayerPlan> out;
-    std::size_t offset = 0;
-    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-        brain::sdk::LayerPlan layer;
-        layer.inputs = widths[l];
-        layer.outputs = widths[l + 1];
-        layer.weight_offset = offset;
-        offset += layer.inputs * layer.outputs;
-        layer.bias_offset = offset;
-        offset += layer.outputs;
-        out.push_back(layer);
-    }
-    return out;
-}
-
-// The bits of layers first..last.
-std::uint32_t bits(unsigned first, unsigned last) {
-    std::uint32_t mask = 0;
-    for (unsigned l = first; l <= last; ++l) mask |= 1u << l;
-    return mask;
-}
+using brain::test::bits;
+using brain::test::layers_of;
 
 } // namespace
 

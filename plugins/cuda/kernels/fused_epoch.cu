@@ -483,9 +483,9 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
                                  sh);
                 first = shares % gridDim.x;
             } else {
-                fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm);
+                fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm ^ fused_tile_flip(args.tile_flip_dw, l));
             }
-            if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm);
+            if (l > 0) fused_gemm<FUSED_DELTA>(c, dx, first, sh, tm ^ fused_tile_flip(args.tile_flip_dx, l));
 
             // db, unless the tiles or the row shares summed it: one warp per column, a fixed-order sum.
             const unsigned columns = dw.bias || in_shares ? 0u : layer.outputs;

@@ -387,6 +387,13 @@ static __device__ __forceinline__ unsigned fused_phase_tile(const FusedGemm& fir
                : BRAIN_TILE;
 }
 
+// What turns a tile height into the other (16 into 32 and back) where bit l of `flips` is set: the plugin's choice
+// for a backward phase whose two products are better in tiles of different heights (tile_height_plan.hpp). The
+// phase's other decisions count its tiles at the phase's own height.
+static __device__ __forceinline__ unsigned fused_tile_flip(uint32_t flips, unsigned l) {
+    return ((flips >> l) & 1u) * (BRAIN_TILE ^ (BRAIN_TILE / 2));
+}
+
 // This block's place among the blocks of a job that starts on block `first` (fused_gemm's `first`): 0 on `first`,
 // 1 on the next, wrapping around the grid.
 static __device__ __forceinline__ unsigned fused_block_rank(unsigned first) {

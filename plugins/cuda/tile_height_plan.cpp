@@ -1,0 +1,70 @@
+#include "tile_height_plan.hpp"
+
+#include <algorithm>
+
+namespace brain::cuda {
+namespace {
+
+// The kernel's constants (kernels/fused_gemm.cuh): threads per block, warps, a full tile's height and width and
+// the K of one chunk.
+constexpr std::uint64_t threads = 256, warps = threads / 32, tile = 32, chunk_k = 32;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+    return (a + b - 1) / b;
+}
+
+// An M x N product with K multiply-adds per output, as the kernel tiles it.
+struct Product {
+    std::uint64_t m, n, k;
+    std::uint64_t tiles(std::uint64_t tm) const { return ceil_div(m, tm) * ceil_div(n, tile); }
+    // fused_uses_warps: about as many outputs as the grid has warps go to a warp per output instead of tiles.
+    bool uses_warps(unsigned grid) const { return m * n <= 2ull * grid * warps; }
+    // fused_half_tile_blocks: what the product counts towards its phase's choice of tile height.
+    std::uint64_t half_tile_blocks(unsigned grid) const {
+        return uses_warps(grid) ? ceil_div(m * n, warps) : 2 * tiles(tile);
+    }
+    // A tile's cost in sixteenths of a 16-high tile's chunk: each chunk of K, and one chunk's worth for the tile's
+    // start and epilogue. A 32-high chunk costs 26: g14's 32-high delta phases against its 16-high forward phases,
+    // both walking K = 350, took 0.64 against 0.39 us a chunk (H200), so one full tile beats two half tiles.
+    std::uint64_t tile_cost(std::uint64_t tm) const { return (tm == tile ? 26 : 16) * ceil_div(k, chunk_k) + 16; }
+};
+
+// The longest any block works when `n1` tiles of cost c1 go round-robin over `grid` blocks from block 0 and then
+// `n2` tiles of cost c2 from where the first ended (the kernel's fused_gemm, its `first`).
+std::uint64_t span(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::uint64_t c2, unsigned grid) {
+    const std::uint64_t q1 = n1 / grid, r1 = n1 % grid, q2 = n2 / grid, r2 = n2 % grid;
+    if (r1 + r2 > grid) return (q1 + 1) * c1 + (q2 + 1) * c2; // some blocks take one more of each
+    return std::max((q1 + (r1 > 0 ? 1 : 0)) * c1 + q2 * c2, q1 * c1 + (q2 + (r2 > 0 ? 1 : 0)) * c2);
+}
+
+} // namespace
+
+TileHeightPlan plan_tile_heights(const std::vector<sdk::LayerPlan>& layers, std::size_t batch, unsigned grid) {
+    TileHeightPlan plan;
+    if (grid == 0) return plan;
+    // Layer 0 has no delta; its phase keeps the kernel's own choice.
+    for (std::size_t l = 1; l < layers.size() && l < 32; ++l) {
+        const sdk::LayerPlan& layer = layers[l];
+        const Product dw{layer.outputs, layer.inputs, batch}; // dW = delta^T input: K = the batch's rows
+        const Product dx{batch, layer.inputs, layer.outputs}; // delta W: K = the layer's outputs
+        if (dw.uses_warps(grid) || dx.uses_warps(grid)) continue;
+        // fused_phase_tile: 16 when both products' tiles, doubled, fit in the grid.
+        const std::uint64_t base = dw.half_tile_blocks(grid) + dx.half_tile_blocks(grid) <= grid ? tile / 2 : tile;
+        const auto cost = [&](std::uint64_t hw, std::uint64_t hx) {
+            return span(dw.tiles(hw), dw.tile_cost(hw), dx.tiles(hx), dx.tile_cost(hx), grid);
+        };
+        std::uint64_t best = cost(base, base), best_w = base, best_x = base;
+        for (const std::uint64_t hw : {tile / 2, tile})
+            for (const std::uint64_t hx : {tile / 2, tile})
+                if (cost(hw, hx) < best) {
+                    best = cost(hw, hx);
+                    best_w = hw;
+                    best_x = hx;
+                }
+        if (best_w != base) plan.flip_dw |= 1u << l;
+        if (best_x != base) plan.flip_dx |= 1u << l;
+    }
+    return plan;
+}
+
+} // namespace brain::cuda
