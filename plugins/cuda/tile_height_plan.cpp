@@ -56,8 +56,8 @@ TileHeightPlan plan_tile_heights(const std::vector<sdk::LayerPlan>& layers, std:
         std::uint64_t best = cost(base, base), best_w = base, best_x = base;
         for (const std::uint64_t hw : {tile / 2, tile})
             for (const std::uint64_t hx : {tile / 2, tile})
-                if (cost(hw, hx) < best) {
-                    best = cost(hw, hx);
+                if (const std::uint64_t c = cost(hw, hx); c < best) {
+                    best = c;
                     best_w = hw;
                     best_x = hx;
                 }
