@@ -199,6 +199,8 @@ typedef struct brain_fused_epoch_args {
     uint32_t row_share_width;  /* floats of the widest such gradient, outputs x (inputs + 1) */
     uint32_t tile_flip_dw;     /* bit l: layer l's weight gradient takes the other tile height than its phase's */
     uint32_t tile_flip_dx;     /* bit l: layer l's delta takes the other tile height than its phase's */
+    uint32_t tile_flip_bias;   /* bit l: layer l's bias gradient is summed the other way than its phase's height
+                                  decides (in the weight gradient's tiles or by a warp per column) */
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */

@@ -386,6 +386,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         const TileHeightPlan heights = plan_tile_heights(plan.layers, plan.config.batch_size, m_fused_grid);
         a.tile_flip_dw = heights.flip_dw & ~a.row_share_layers;
         a.tile_flip_dx = heights.flip_dx & ~a.row_share_layers;
+        a.tile_flip_bias = heights.flip_bias & ~a.row_share_layers;
     }
 }
 

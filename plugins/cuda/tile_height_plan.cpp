@@ -37,6 +37,39 @@ std::uint64_t span(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::ui
     return std::max((q1 + (r1 > 0 ? 1 : 0)) * c1 + q2 * c2, q1 * c1 + (q2 + (r2 > 0 ? 1 : 0)) * c2);
 }
 
+// fused_bias_in_tiles: a weight gradient in tiles sums its bias in them when the blocks its phase's products leave
+// free have fewer warps than the bias has columns.
+bool bias_in_tiles(std::uint64_t busy, std::uint64_t outputs, unsigned grid) {
+    const std::uint64_t free = busy < grid ? grid - busy : 0;
+    return free * warps < outputs;
+}
+
+// A warp's sum of one bias column over the batch, on a block after its tile: its loads, warp sum and update, about
+// a microsecond (g07's backward phases, H200), in the units of Product::tile_cost.
+constexpr std::uint64_t bias_round_cost = 40;
+
+// Whether a warp per bias column lengthens a phase of `n1` tiles of cost c1 and then `n2` of cost c2: the columns
+// start on the warps past the last tile (the kernel's `first`), on free blocks, and wrap round onto blocks that
+// hold tiles, each of which then finishes its tile and a round of columns.
+bool bias_warps_lengthen(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::uint64_t c2,
+                         std::uint64_t columns, unsigned grid) {
+    // How many of `count` jobs dealt round-robin from slot `start` of `slots` land on slot s.
+    const auto dealt = [](std::uint64_t count, std::uint64_t start, std::uint64_t slots, std::uint64_t s) {
+        return count / slots + ((s + slots - start % slots) % slots < count % slots ? 1 : 0);
+    };
+    std::vector<std::uint64_t> work(grid);
+    for (unsigned b = 0; b < grid; ++b) work[b] = dealt(n1, 0, grid, b) * c1 + dealt(n2, n1, grid, b) * c2;
+    const std::uint64_t phase = *std::max_element(work.begin(), work.end());
+    const std::uint64_t grid_warps = std::uint64_t{grid} * warps, first_warp = ((n1 + n2) % grid) * warps;
+    for (unsigned b = 0; b < grid; ++b) {
+        std::uint64_t rounds = 0; // the most columns any of the block's warps sums
+        for (std::uint64_t w = b * warps; w < (b + 1) * warps; ++w)
+            rounds = std::max(rounds, dealt(columns, first_warp, grid_warps, w));
+        if (work[b] + rounds * bias_round_cost > phase) return true;
+    }
+    return false;
+}
+
 } // namespace
 
 TileHeightPlan plan_tile_heights(const std::vector<sdk::LayerPlan>& layers, std::size_t batch, unsigned grid) {
@@ -63,6 +96,14 @@ TileHeightPlan plan_tile_heights(const std::vector<sdk::LayerPlan>& layers, std:
                 }
         if (best_w != base) plan.flip_dw |= 1u << l;
         if (best_x != base) plan.flip_dx |= 1u << l;
+        // Where the products' own heights change what fused_bias_in_tiles counts, the bias goes to the tiles only
+        // if its warps would lengthen the phase.
+        const bool bias_base = bias_in_tiles(dw.tiles(base) + dx.tiles(base), dw.m, grid);
+        bool bias = bias_in_tiles(dw.tiles(best_w) + dx.tiles(best_x), dw.m, grid);
+        if (bias != bias_base)
+            bias = bias_warps_lengthen(dw.tiles(best_w), dw.tile_cost(best_w), dx.tiles(best_x),
+                                       dx.tile_cost(best_x), dw.m, grid);
+        if (bias != bias_base) plan.flip_bias |= 1u << l;
     }
     return plan;
 }

@@ -461,7 +461,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             const unsigned tm =
                 in_shares ? (fused_half_tile_blocks(dx) + shares <= gridDim.x ? BRAIN_TILE / 2 : BRAIN_TILE)
                           : fused_phase_tile(dw, dx, l > 0);
-            dw.bias = !in_shares && fused_bias_in_tiles(dw, dx, l > 0, tm);
+            dw.bias = !in_shares && fused_bias_in_tiles(dw, dx, l > 0, tm, (args.tile_flip_bias >> l) & 1u);
             // A folded head's first backward phase: every block works out the rows' dL/dz of the head (the last
             // block also the batch's loss), which scales this layer's delta wherever it is read.
 #if BRAIN_FUSED_FOLDED_HEAD

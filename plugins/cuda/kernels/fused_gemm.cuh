@@ -483,16 +483,17 @@ static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned
 }
 
 // Whether a phase's weight gradient (tiles of height tm, beside `other` when `with_other`) sums its bias
-// gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns.
+// gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns,
+// the other way round where `flip` (the plugin's count at the products' own heights, tile_height_plan.hpp).
 // A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it, which is
 // slower than the tiles' own sums where few blocks are free and faster where many are (docs/performance.md).
 static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
-                                           unsigned tm) {
+                                           unsigned tm, bool flip) {
     if (fused_uses_warps(dw)) return false;
 #if BRAIN_FUSED_BIAS_IN_TILES == 2
     const brain_u64 busy = fused_busy_blocks(dw, tm) + (with_other ? fused_busy_blocks(other, tm) : 0);
     const brain_u64 free = busy < gridDim.x ? gridDim.x - busy : 0;
-    return free * BRAIN_FUSED_WARPS < dw.m;
+    return (free * BRAIN_FUSED_WARPS < dw.m) != flip;
 #else
     return BRAIN_FUSED_BIAS_IN_TILES == 1;
 #endif
