@@ -1,6 +1,7 @@
 #include "tile_height_plan.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace brain::cuda {
 namespace {
@@ -29,12 +30,24 @@ struct Product {
     std::uint64_t tile_cost(std::uint64_t tm) const { return (tm == tile ? 26 : 16) * ceil_div(k, chunk_k) + 16; }
 };
 
-// The longest any block works when `n1` tiles of cost c1 go round-robin over `grid` blocks from block 0 and then
-// `n2` tiles of cost c2 from where the first ended (the kernel's fused_gemm, its `first`).
+// How many of `count` jobs dealt round-robin from slot `start` of `slots` land on slot s.
+std::uint64_t dealt(std::uint64_t count, std::uint64_t start, std::uint64_t slots, std::uint64_t s) {
+    return count / slots + ((s + slots - start % slots) % slots < count % slots ? 1 : 0);
+}
+
+// Each block's work when `n1` tiles of cost c1 go round-robin over `grid` blocks from block 0 and then `n2` tiles
+// of cost c2 from where the first ended (the kernel's fused_gemm, its `first`).
+std::vector<std::uint64_t> block_work(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::uint64_t c2,
+                                      unsigned grid) {
+    std::vector<std::uint64_t> work(grid);
+    for (unsigned b = 0; b < grid; ++b) work[b] = dealt(n1, 0, grid, b) * c1 + dealt(n2, n1, grid, b) * c2;
+    return work;
+}
+
+// The longest any block works (block_work).
 std::uint64_t span(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::uint64_t c2, unsigned grid) {
-    const std::uint64_t q1 = n1 / grid, r1 = n1 % grid, q2 = n2 / grid, r2 = n2 % grid;
-    if (r1 + r2 > grid) return (q1 + 1) * c1 + (q2 + 1) * c2; // some blocks take one more of each
-    return std::max((q1 + (r1 > 0 ? 1 : 0)) * c1 + q2 * c2, q1 * c1 + (q2 + (r2 > 0 ? 1 : 0)) * c2);
+    const std::vector<std::uint64_t> work = block_work(n1, c1, n2, c2, grid);
+    return *std::max_element(work.begin(), work.end());
 }
 
 // fused_bias_in_tiles: a weight gradient in tiles sums its bias in them when the blocks its phase's products leave
@@ -53,12 +66,7 @@ constexpr std::uint64_t bias_round_cost = 40;
 // hold tiles, each of which then finishes its tile and a round of columns.
 bool bias_warps_lengthen(std::uint64_t n1, std::uint64_t c1, std::uint64_t n2, std::uint64_t c2,
                          std::uint64_t columns, unsigned grid) {
-    // How many of `count` jobs dealt round-robin from slot `start` of `slots` land on slot s.
-    const auto dealt = [](std::uint64_t count, std::uint64_t start, std::uint64_t slots, std::uint64_t s) {
-        return count / slots + ((s + slots - start % slots) % slots < count % slots ? 1 : 0);
-    };
-    std::vector<std::uint64_t> work(grid);
-    for (unsigned b = 0; b < grid; ++b) work[b] = dealt(n1, 0, grid, b) * c1 + dealt(n2, n1, grid, b) * c2;
+    const std::vector<std::uint64_t> work = block_work(n1, c1, n2, c2, grid);
     const std::uint64_t phase = *std::max_element(work.begin(), work.end());
     const std::uint64_t grid_warps = std::uint64_t{grid} * warps, first_warp = ((n1 + n2) % grid) * warps;
     for (unsigned b = 0; b < grid; ++b) {
@@ -99,11 +107,10 @@ TileHeightPlan plan_tile_heights(const std::vector<sdk::LayerPlan>& layers, std:
         // Where the products' own heights change what fused_bias_in_tiles counts, the bias goes to the tiles only
         // if its warps would lengthen the phase.
         const bool bias_base = bias_in_tiles(dw.tiles(base) + dx.tiles(base), dw.m, grid);
-        bool bias = bias_in_tiles(dw.tiles(best_w) + dx.tiles(best_x), dw.m, grid);
-        if (bias != bias_base)
-            bias = bias_warps_lengthen(dw.tiles(best_w), dw.tile_cost(best_w), dx.tiles(best_x),
-                                       dx.tile_cost(best_x), dw.m, grid);
-        if (bias != bias_base) plan.flip_bias |= 1u << l;
+        if (bias_in_tiles(dw.tiles(best_w) + dx.tiles(best_x), dw.m, grid) != bias_base &&
+            bias_warps_lengthen(dw.tiles(best_w), dw.tile_cost(best_w), dx.tiles(best_x), dx.tile_cost(best_x),
+                                dw.m, grid) != bias_base)
+            plan.flip_bias |= 1u << l;
     }
     return plan;
 }
