@@ -22,6 +22,13 @@
 #ifndef BRAIN_FUSED_HEAD_STAGED
 #define BRAIN_FUSED_HEAD_STAGED 1
 #endif
+// 1 measures a floor (test builds only, through BRAIN_CUDA_KERNEL_DEFINES; the results are wrong): the tiles'
+// shared loads, multiply-adds and copies after their first BRAIN_TILE_STAGES - 1 chunks compiled out, so that a
+// step keeps only its barriers, the tiles' first copies, waits, partial sums and epilogues, and the other work of
+// its phases (docs/performance.md). 0 (the default): the tiles as they are.
+#ifndef BRAIN_FUSED_TILE_FLOOR
+#define BRAIN_FUSED_TILE_FLOOR 0
+#endif
 
 // Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
 template <int KIND>
@@ -206,7 +213,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
-            if (chunk < chunks) {
+            if (chunk < chunks && !(BRAIN_FUSED_TILE_FLOOR && chunk + 1 >= BRAIN_TILE_STAGES)) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
                 if (a_vec) {
@@ -289,6 +296,10 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv. The loads go in the order
             // the multiply-adds use them (k-major: the four rows of k0..k0+3 first), and the copies of a later
             // chunk are queued after the first of them, which then lands while the copies issue.
+            if (BRAIN_FUSED_TILE_FLOOR) { // the chunk's group of copies (empty) keeps the waits' count
+                issue(chunk + BRAIN_TILE_STAGES - 1);
+                continue;
+            }
             float4 av[group_k], bv[group_k];
             constexpr unsigned q = group_k / 4;
 #pragma unroll
