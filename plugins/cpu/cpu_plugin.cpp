@@ -4,6 +4,7 @@
 #include "cpu_kernels.hpp"
 #include "cpu_predictor.hpp"
 #include "cpu_session.hpp"
+#include "gemm.hpp"
 #include "worker_pool.hpp"
 
 #include <brain/backend_capabilities.hpp>
@@ -32,22 +33,44 @@ std::string cpu_model_name() {
     return "unknown CPU";
 }
 
-// A real 2x3 by 3x2 product through OpenBLAS against its known answer.
+// A real 2x3 by 3x2 product through each library the sessions use against its known answer.
 bool gemm_check(std::string& notes) {
     const float a[6] = {1, 2, 3, 4, 5, 6};
     const float b[6] = {7, 8, 9, 10, 11, 12};
     const float expected[4] = {58, 64, 139, 154};
+    const auto compare = [&](const float* c, const char* library) {
+        for (int i = 0; i < 4; ++i)
+            if (c[i] != expected[i]) {
+                notes += std::string(library) + " sgemm returned " + std::to_string(c[i]) + " instead of " +
+                         std::to_string(expected[i]) + " for element " + std::to_string(i) +
+                         " of a 2x3 by 3x2 check product. ";
+                return false;
+            }
+        return true;
+    };
     float c[4] = {-1, -1, -1, -1};
     blas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
-    for (int i = 0; i < 4; ++i) {
-        if (c[i] != expected[i]) {
-            notes += "OpenBLAS sgemm returned " + std::to_string(c[i]) + " instead of " +
-                     std::to_string(expected[i]) + " for element " + std::to_string(i) +
-                     " of a 2x3 by 3x2 check product. ";
-            return false;
+    bool ok = compare(c, "OpenBLAS");
+    GemmChoice choice = GemmChoice::Auto;
+    try {
+        choice = gemm_choice();
+    } catch (const Failure& e) {
+        notes += std::string(e.what()) + ". ";
+        return false;
+    }
+    const OnednnLibrary& dnnl = onednn();
+    if (dnnl.available() && choice != GemmChoice::OpenBlas) {
+        float d[4] = {-1, -1, -1, -1};
+        const int status = dnnl.sgemm('N', 'N', 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, d, 2);
+        if (status != 0) {
+            notes += "oneDNN sgemm failed (dnnl_status_t " + std::to_string(status) +
+                     ") on a 2x3 by 3x2 check product. ";
+            ok = false;
+        } else {
+            ok = compare(d, "oneDNN") && ok;
         }
     }
-    return true;
+    return ok;
 }
 
 // The element-wise training kernels on values with known results (relu, sigmoid, the Adam update).
@@ -108,7 +131,7 @@ struct CpuBackend {
         // Sessions split every product across their own threads (worker_pool.hpp), each calling OpenBLAS
         // single-threaded: cheaper than OpenBLAS's hand-off on the batch-sized products of dense training.
         lib.set_num_threads(1);
-        sdk::log(1, "cpu plugin: " + lib.summary() + "; sessions train on " +
+        sdk::log(1, "cpu plugin: " + lib.summary() + "; " + gemm_summary() + "; sessions train on " +
                         std::to_string(configured_thread_count()) + " thread(s)");
     }
 
@@ -138,7 +161,9 @@ struct CpuBackend {
         report.allocation_test =
             sdk::host_allocation_test(memory_budget_bytes, report.free_memory_mib, notes) ? 1 : 0;
         sdk::copy_string(report.notes, sdk::trimmed(notes));
-        sdk::copy_string(report.gemm_check, "OpenBLAS sgemm, a 2x3 by 3x2 product");
+        sdk::copy_string(report.gemm_check, onednn().available()
+                                                ? "OpenBLAS and oneDNN sgemm, a 2x3 by 3x2 product each"
+                                                : "OpenBLAS sgemm, a 2x3 by 3x2 product");
         sdk::copy_string(report.kernel_check, "bias + ReLU, sigmoid and Adam kernels");
         sdk::copy_string(report.allocation_check, sdk::host_allocation_label(memory_budget_bytes));
         return report;

@@ -47,7 +47,7 @@ CpuPredictor::CpuPredictor(const brain_predictor_desc& desc) {
              lo > 0 ? "the largest batch that fits is " + std::to_string(lo)
                     : std::string("not even one row fits: raise the budget"));
     }
-    m_sgemm = blas().sgemm;
+    m_gemm = std::make_unique<const Gemm>();
     m_params = HostBuffer(plan.parameter_count);
     std::memcpy(m_params.data(), desc.parameters, plan.parameter_count * sizeof(float));
     for (HostBuffer& buffer : m_buffers) buffer = HostBuffer(plan.max_batch_rows * m_widest_hidden);
@@ -85,14 +85,15 @@ void CpuPredictor::run(const float* inputs, std::uint64_t rows, float* outputs) 
             float* z = m_z.data() + r.begin * m_widest;
             float* a = l + 1 == plan.layers.size() ? outputs + r.begin * out
                                                    : m_buffers[l % 2].data() + r.begin * m_widest_hidden;
-            m_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r.size()), static_cast<int>(out),
-                    static_cast<int>(in), 1.0f, input, static_cast<int>(in), params + layer.weight_offset,
-                    static_cast<int>(in), 0.0f, z, static_cast<int>(out));
+            (*m_gemm)(false, true, static_cast<int>(r.size()), static_cast<int>(out), static_cast<int>(in), input,
+                      static_cast<int>(in), params + layer.weight_offset, static_cast<int>(in), z,
+                      static_cast<int>(out));
             // The bias and the activation by the same vectorised code as training and the core's predict.
             bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, r.size(), out);
             input = a;
         }
     });
+    m_gemm->check();
 }
 
 } // namespace brain::cpu

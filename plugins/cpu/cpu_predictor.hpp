@@ -2,7 +2,7 @@
 // the buffers for max_batch_rows rows, allocated at open, and a forward pass that splits rows over the threads.
 #pragma once
 
-#include "blas_library.hpp"
+#include "gemm.hpp"
 #include "host_buffer.hpp"
 #include "worker_pool.hpp"
 
@@ -29,7 +29,7 @@ private:
     std::uint64_t bytes_for(std::size_t rows) const noexcept;
 
     sdk::PredictorPlan m_plan;
-    decltype(BlasLibrary::sgemm) m_sgemm = nullptr;
+    std::unique_ptr<const Gemm> m_gemm; // the products (OpenBLAS, oneDNN)
     std::unique_ptr<WorkerPool> m_pool;
     std::size_t m_widest_hidden = 0;
     std::size_t m_widest = 0;

@@ -94,7 +94,7 @@ CpuSession::CpuSession(const brain_session_desc& desc) {
              " or raise the budget");
     }
 
-    m_sgemm = blas().sgemm;
+    m_gemm = std::make_unique<const Gemm>();
     // Streamed rows are fetched batch by batch into the batch buffers; otherwise the session keeps a copy.
     if (!plan.batch_source) {
         const brain_dataset_view data = sdk::read_struct(desc.dataset);
@@ -152,11 +152,11 @@ unsigned CpuSession::threads_for(std::size_t rows) const noexcept {
 
 template <class Fn>
 void CpuSession::parallel(unsigned count, Fn&& fn) {
-    if (count <= 1) {
+    if (count <= 1)
         fn(0u, 1u);
-        return;
-    }
-    m_pool->run(count, fn);
+    else
+        m_pool->run(count, fn);
+    m_gemm->check(); // the steps' products cannot throw on the pool's threads
 }
 
 double CpuSession::forward_and_loss(std::uint64_t epoch, std::size_t begin, std::size_t rows) {
@@ -200,9 +200,9 @@ double CpuSession::forward_and_loss(std::uint64_t epoch, std::size_t begin, std:
             float* z = m_z[l].data() + r.begin * out;
             float* a = activations(l) + r.begin * out;
             // z = input W^T; the bias is added in the same pass as the activation.
-            m_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r.size()), static_cast<int>(out),
-                    static_cast<int>(in), 1.0f, input + r.begin * in, static_cast<int>(in),
-                    params + layer.weight_offset, static_cast<int>(in), 0.0f, z, static_cast<int>(out));
+            (*m_gemm)(false, true, static_cast<int>(r.size()), static_cast<int>(out), static_cast<int>(in),
+                      input + r.begin * in, static_cast<int>(in), params + layer.weight_offset,
+                      static_cast<int>(in), z, static_cast<int>(out));
             bias_activation(layer.activation, layer.param, params + layer.bias_offset, z, a, r.size(), out);
             input = activations(l);
         }
@@ -267,9 +267,9 @@ void CpuSession::backward_and_step(std::size_t rows) {
             if (out >= in) {
                 const Range o = split_range(out, index, count);
                 if (!o.empty()) {
-                    m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o.size()),
-                            static_cast<int>(in), n, 1.0f, delta + o.begin, static_cast<int>(out), input,
-                            static_cast<int>(in), 0.0f, dw + o.begin * in, static_cast<int>(in));
+                    (*m_gemm)(true, false, static_cast<int>(o.size()), static_cast<int>(in), n, delta + o.begin,
+                              static_cast<int>(out), input, static_cast<int>(in), dw + o.begin * in,
+                              static_cast<int>(in));
                     column_sums(delta, db, rows, out, o.begin, o.end);
                     if (first) {
                         update_parameters(layer.weight_offset + o.begin * in, layer.weight_offset + o.end * in,
@@ -280,9 +280,9 @@ void CpuSession::backward_and_step(std::size_t rows) {
             } else {
                 const Range c = split_range(in, index, count, 16);
                 if (!c.empty()) {
-                    m_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(out),
-                            static_cast<int>(c.size()), n, 1.0f, delta, static_cast<int>(out), input + c.begin,
-                            static_cast<int>(in), 0.0f, dw + c.begin, static_cast<int>(in));
+                    (*m_gemm)(true, false, static_cast<int>(out), static_cast<int>(c.size()), n, delta,
+                              static_cast<int>(out), input + c.begin, static_cast<int>(in), dw + c.begin,
+                              static_cast<int>(in));
                     if (first)
                         for (std::size_t o = 0; o < out; ++o)
                             update_parameters(layer.weight_offset + o * in + c.begin,
@@ -300,10 +300,9 @@ void CpuSession::backward_and_step(std::size_t rows) {
                 const Range r = split_range(rows, index, count);
                 if (!r.empty()) {
                     float* delta_prev = m_delta[l - 1].data() + r.begin * in;
-                    m_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r.size()),
-                            static_cast<int>(in), static_cast<int>(out), 1.0f, delta + r.begin * out,
-                            static_cast<int>(out), params + layer.weight_offset, static_cast<int>(in), 0.0f,
-                            delta_prev, static_cast<int>(in));
+                    (*m_gemm)(false, false, static_cast<int>(r.size()), static_cast<int>(in), static_cast<int>(out),
+                              delta + r.begin * out, static_cast<int>(out), params + layer.weight_offset,
+                              static_cast<int>(in), delta_prev, static_cast<int>(in));
                     backprop_activation(prev.activation, prev.param, m_z[l - 1].data() + r.begin * in,
                                         activations(l - 1) + r.begin * in, delta_prev, r.size(), in);
                 }
@@ -377,7 +376,7 @@ brain_session_stats CpuSession::stats() const noexcept {
     facts.dataset_bytes = (m_features.size() + m_targets.size()) * sizeof(float);
     facts.dataset_resident = m_plan.batch_source == nullptr; // streamed rows stay with the core
     facts.budget_bytes = m_plan.budget_bytes;
-    facts.arithmetic = "float32 (OpenBLAS)";
+    facts.arithmetic = m_gemm->arithmetic();
     return m_counters.stats(facts);
 }
 

@@ -2,7 +2,7 @@
 // tensor (parameters, gradients, optimizer state, per-layer batch buffers), all allocated at open time.
 #pragma once
 
-#include "blas_library.hpp"
+#include "gemm.hpp"
 #include "host_buffer.hpp"
 #include "worker_pool.hpp"
 
@@ -74,7 +74,7 @@ private:
     HostBuffer allocate(std::size_t count);
 
     SessionPlan m_plan;
-    decltype(BlasLibrary::sgemm) m_sgemm = nullptr; // resolved once: OpenBLAS stays loaded for the process
+    std::unique_ptr<const Gemm> m_gemm; // the products (OpenBLAS, oneDNN)
     std::unique_ptr<WorkerPool> m_pool;
     std::vector<double> m_partial_loss; // one per thread, summed in thread order (deterministic)
     std::size_t m_macs_per_row = 0;     // multiply-adds of one row's forward pass

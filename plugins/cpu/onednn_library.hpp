@@ -1,0 +1,28 @@
+// brain::cpu::OnednnLibrary: oneDNN's sgemm, which takes the CPU plugin's larger products where it is installed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace brain::cpu {
+
+// oneDNN (libdnnl), opened with dlopen and optional: without it OpenBLAS takes every product. Its C API's two
+// entry points used here are the same in oneDNN 2 and 3, so they are declared here instead of taken from dnnl.h,
+// which the build would otherwise need.
+struct OnednnLibrary {
+    using Sgemm = int (*)(char, char, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+                          const float*, std::int64_t, float, float*, std::int64_t);
+    Sgemm sgemm = nullptr;                  // dnnl_sgemm; null when oneDNN is not used
+    int (*get_max_threads)() = nullptr;     // its OpenMP runtime's omp_get_max_threads
+    void (*set_num_threads)(int) = nullptr; // and omp_set_num_threads: each product runs on its caller alone
+    std::string path;                       // the file that was loaded
+    std::string version;                    // "oneDNN 2.6.3"
+    std::string unavailable;                // why oneDNN is not used, when sgemm is null
+
+    bool available() const noexcept { return sgemm != nullptr; }
+};
+
+// Load oneDNN once (thread-safe). Never throws: a missing or unusable library leaves `unavailable` set.
+const OnednnLibrary& onednn();
+
+} // namespace brain::cpu
