@@ -112,7 +112,7 @@ struct CpuBackend {
 
     static std::string description() {
         try {
-            return "reference CPU backend, " + blas().config();
+            return "reference CPU backend, " + blas().config() + "; " + gemm_summary();
         } catch (const std::exception& e) {
             return std::string("reference CPU backend (OpenBLAS unavailable: ") + e.what() + ")";
         }

@@ -39,7 +39,7 @@ OnednnLibrary load() {
             lib.path = path;
         } else {
             const char* why = dlerror();
-            reasons += (reasons.empty() ? "" : "; ") + path + ": " + (why ? why : "unknown loader error");
+            reasons += (reasons.empty() ? "" : "; ") + (why ? std::string(why) : path + ": unknown loader error");
         }
     }
     if (!handle) {
