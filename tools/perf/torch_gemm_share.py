@@ -6,8 +6,9 @@ gradient but the first layer's (which autograd skips too), as torch.mm into prea
 shapes and transposes of nn.Linear, so no allocation, bias, activation, loss or optimizer. Where OpenBLAS loads
 (libopenblas.so.0, with the kernels brain's CPU plugin picks), the same products as brain's plugin issues them
 too: cblas_sgemm, single-threaded, each product split in two as the plugin splits it, one half per thread, the
-threads never waiting for each other (a floor under brain's products). Rounds alternate. One JSON line per round
-and a last one with the medians.
+threads never waiting for each other (a floor under brain's products); and where oneDNN loads too (libdnnl), the
+same calls routed as the plugin routes them (gemm.hpp: oneDNN from 2^20 multiply-adds per call). Rounds alternate.
+One JSON line per round and a last one with the medians.
 
   python3 tools/perf/torch_gemm_share.py CONFIG [threads] [rounds] [--grid-points N --grid-seed S --grid-work W]
       (default 2 threads, 3 rounds; CONFIG a named config or a shape-grid point gNN, drawn as bench/torch_mlp.py
@@ -81,11 +82,28 @@ def load_openblas():
 
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+ONEDNN_MIN_MACS = 1 << 20  # plugins/cpu/gemm.hpp's k_onednn_min_macs
 
 
-def openblas_products_ms(lib, cfg, steps, threads):
+def load_onednn():
+    """oneDNN's dnnl_sgemm and its OpenMP runtime's omp_set_num_threads, or None."""
+    for name in ("libdnnl.so.3", "libdnnl.so.2"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        f, i, p, c = ctypes.c_float, ctypes.c_int64, ctypes.c_void_p, ctypes.c_char
+        lib.dnnl_sgemm.argtypes = [c, c, i, i, i, f, p, i, p, i, f, p, i]
+        lib.dnnl_sgemm.restype = ctypes.c_int
+        lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        return lib
+    return None
+
+
+def openblas_products_ms(lib, cfg, steps, threads, onednn=None):
     """Milliseconds per step of the step's products as brain's plugin issues them (cpu_session.cpp): forward by
-    rows, a weight gradient along its longer side, an input gradient by rows; one part per thread; median of five."""
+    rows, a weight gradient along its longer side, an input gradient by rows; one part per thread; median of five.
+    With `onednn`, each call of 2^20 multiply-adds or more goes to oneDNN instead, as the plugin routes it."""
     b = cfg["batch"]
     widths = [cfg["inp"], *cfg["hidden"], cfg["out"]]
     layers = len(widths) - 1
@@ -136,10 +154,21 @@ def openblas_products_ms(lib, cfg, steps, threads):
 
     plans = [calls(t) for t in range(threads)]
 
+    def route(c):
+        _, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc = c
+        if onednn is None or m * n * k < ONEDNN_MIN_MACS:
+            return lib.cblas_sgemm, c
+        return onednn.dnnl_sgemm, (b"T" if ta == TRANS else b"N", b"T" if tb == TRANS else b"N", m, n, k, alpha, pa,
+                                   lda, pb, ldb, beta, pc, ldc)
+
+    plans = [[route(c) for c in plan] for plan in plans]
+
     def run(plan, count):
+        if onednn is not None:
+            onednn.omp_set_num_threads(1)  # this thread's own setting: one product, one thread
         for _ in range(count):
-            for c in plan:
-                lib.cblas_sgemm(*c)
+            for fn, c in plan:
+                fn(*c)
 
     def timed():
         workers = [threading.Thread(target=run, args=(plans[t], steps)) for t in range(threads)]
@@ -162,6 +191,7 @@ def main():
     torch.set_num_threads(threads)
     steps = cfg["n"] // cfg["batch"]
     lib = load_openblas()
+    dnnl = load_onednn() if lib else None
     rows = []
     for r in range(rounds):
         _, samples_per_s, _ = train(cfg, "cpu", "eager")
@@ -170,17 +200,20 @@ def main():
         gemm = products_ms(cfg, steps)
         time.sleep(0.5)
         blas = openblas_products_ms(lib, cfg, steps, threads) if lib else float("nan")
-        rows.append((step, gemm, blas))
+        routed = openblas_products_ms(lib, cfg, steps, threads, dnnl) if dnnl else float("nan")
+        rows.append((step, gemm, blas, routed))
         print(json.dumps(dict(cfg=name, round=r, threads=threads, torch_step_ms=round(step, 4),
                               torch_products_ms=round(gemm, 4), share=round(gemm / step, 4),
-                              openblas_products_ms=round(blas, 4))), flush=True)
+                              openblas_products_ms=round(blas, 4), plugin_products_ms=round(routed, 4))), flush=True)
     step = statistics.median(x[0] for x in rows)
     gemm = statistics.median(x[1] for x in rows)
     blas = statistics.median(x[2] for x in rows)
+    routed = statistics.median(x[3] for x in rows)
     print(json.dumps(dict(cfg=name, rounds=rounds, threads=threads, torch=torch.__version__,
                           median_torch_step_ms=round(step, 4), median_torch_products_ms=round(gemm, 4),
                           share=round(gemm / step, 4), median_openblas_products_ms=round(blas, 4),
-                          step_ms_for_1_5x=round(step / 1.5, 4))), flush=True)
+                          median_plugin_products_ms=round(routed, 4), step_ms_for_1_5x=round(step / 1.5, 4))),
+          flush=True)
 
 
 if __name__ == "__main__":
