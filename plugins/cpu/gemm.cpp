@@ -2,27 +2,46 @@
 
 #include <brain/plugin_sdk.hpp>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 namespace brain::cpu {
 
-GemmChoice gemm_choice() {
+namespace {
+
+// BRAIN_CPU_GEMM's value and its choice; no choice for a value that names none.
+struct ChoiceSetting {
+    std::string_view value;
+    std::optional<GemmChoice> choice;
+};
+
+ChoiceSetting read_choice() {
     const char* text = std::getenv("BRAIN_CPU_GEMM");
     const std::string_view value = text ? text : "";
-    if (value.empty() || value == "auto") return GemmChoice::Auto;
-    if (value == "openblas") return GemmChoice::OpenBlas;
-    if (value == "onednn") return GemmChoice::Onednn;
-    throw sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT, "BRAIN_CPU_GEMM must be auto, openblas or onednn; got '" +
-                                                       std::string(value) + "': fix or unset it");
+    if (value.empty() || value == "auto") return {value, GemmChoice::Auto};
+    if (value == "openblas") return {value, GemmChoice::OpenBlas};
+    if (value == "onednn") return {value, GemmChoice::Onednn};
+    return {value, std::nullopt};
+}
+
+} // namespace
+
+GemmChoice gemm_choice() {
+    const ChoiceSetting setting = read_choice();
+    if (!setting.choice)
+        throw sdk::Failure(BRAIN_ERR_INVALID_ARGUMENT, "BRAIN_CPU_GEMM must be auto, openblas or onednn; got '" +
+                                                           std::string(setting.value) + "': fix or unset it");
+    return *setting.choice;
 }
 
 std::string gemm_summary() {
+    // A bad value is reported where a session opens; the summary describes the default then.
+    const GemmChoice choice = read_choice().choice.value_or(GemmChoice::Auto);
+    if (choice == GemmChoice::OpenBlas) return "products by OpenBLAS (BRAIN_CPU_GEMM=openblas)";
     const OnednnLibrary& dnnl = onednn();
-    const char* text = std::getenv("BRAIN_CPU_GEMM");
-    const std::string_view value = text ? text : "";
-    if (value == "openblas") return "products by OpenBLAS (BRAIN_CPU_GEMM=openblas)";
     if (!dnnl.available()) return "products by OpenBLAS; oneDNN not used: " + dnnl.unavailable;
-    if (value == "onednn") return "products by " + dnnl.version + " from " + dnnl.path + " (BRAIN_CPU_GEMM=onednn)";
+    if (choice == GemmChoice::Onednn)
+        return "products by " + dnnl.version + " from " + dnnl.path + " (BRAIN_CPU_GEMM=onednn)";
     return "products by OpenBLAS below " + std::to_string(k_onednn_min_macs) + " multiply-adds, by " +
            dnnl.version + " from " + dnnl.path + " from there";
 }
