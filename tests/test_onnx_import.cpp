@@ -50,6 +50,7 @@ TEST_CASE("ONNX import: the exporters' forms of a multilayer perceptron predict 
         {"rank3_flatten", "6 -> 4 tanh"},
         {"casts_and_reshape", "5 -> 4 relu -> 2 linear"},
         {"standardized_with_names", "3 -> 2 sigmoid"},
+        {"dropout_training_mode_false", "4 -> 6 relu -> 2 linear"},
     };
     for (const auto& [name, shape] : fixtures) {
         INFO(name);
@@ -80,7 +81,8 @@ TEST_CASE("ONNX import: graphs brain cannot represent are refused naming the nod
         {"bad_conv", {"node 0 'conv0' (Conv)", "not a dense layer", "brain imports multilayer perceptrons"}},
         {"bad_branch", {"'z' feeds 2 nodes", "'relu' (Relu)", "'sig' (Sigmoid)", "a branch"}},
         {"bad_unsupported_op", {"node 1 'elu' (Elu) is not supported", "Relu, LeakyRelu (alpha 0.01), Sigmoid"}},
-        {"bad_cycle", {"the graph has a cycle", "'loop_add' (Add) -> node 2 'loop_relu' (Relu) -> node 1 'loop_add'"}},
+        {"bad_cycle",
+         {"the graph has a cycle", "'loop_add' (Add) -> node 2 'loop_relu' (Relu) -> node 1 'loop_add'"}},
         {"bad_leaky_alpha", {"'leaky' (LeakyRelu)", "alpha) is 0.3", "slope 0.01"}},
         {"bad_log_softmax", {"'logsm' (LogSoftmax)", "log-probabilities"}},
         {"bad_hidden_softmax", {"softmax is allowed on the output layer only"}},
@@ -91,6 +93,7 @@ TEST_CASE("ONNX import: graphs brain cannot represent are refused naming the nod
         {"bad_dead_node", {"node 1 'stray' (Abs) is not on the path from the input 'x' to the output 'y'"}},
         {"bad_trans_a", {"'fc' (Gemm)", "transA=1"}},
         {"bad_external_data", {"the initializer 'w' keeps its data in an external file", "save_as_external_data"}},
+        {"bad_dropout_training", {"'drop' (Dropout)", "training_mode is true", "evaluation mode"}},
     };
     for (const auto& [name, fragments] : refused) {
         INFO(name);

@@ -427,10 +427,14 @@ OnnxConstant OnnxGraph::decode(const onnx::TensorProto& t, const std::string& wh
         integer = true;
         element = 4;
         break;
+    case onnx::TensorProto::BOOL: // Dropout's training_mode
+        integer = true;
+        element = 1;
+        break;
     default:
         return unusable(std::string("holds ") + tensor_type_name(type) +
                         " elements; brain reads FLOAT, DOUBLE, FLOAT16 and BFLOAT16 weights (and INT32/INT64 "
-                        "shapes)");
+                        "shapes, BOOL flags)");
     }
     const std::string& raw = t.raw_data();
     std::uint64_t held = 0;
@@ -455,8 +459,9 @@ OnnxConstant OnnxGraph::decode(const onnx::TensorProto& t, const std::string& wh
         c.ints.reserve(count);
         for (std::size_t i = 0; i < count; ++i) {
             if (!raw.empty())
-                c.ints.push_back(element == 8 ? static_cast<std::int64_t>(load_le<std::uint64_t>(bytes + 8 * i))
-                                              : static_cast<std::int32_t>(load_le<std::uint32_t>(bytes + 4 * i)));
+                c.ints.push_back(element == 8   ? static_cast<std::int64_t>(load_le<std::uint64_t>(bytes + 8 * i))
+                                 : element == 4 ? static_cast<std::int32_t>(load_le<std::uint32_t>(bytes + 4 * i))
+                                                : static_cast<std::int64_t>(bytes[i] != 0));
             else
                 c.ints.push_back(type == onnx::TensorProto::INT64 ? t.int64_data(static_cast<int>(i))
                                                                   : t.int32_data(static_cast<int>(i)));

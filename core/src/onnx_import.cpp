@@ -231,9 +231,13 @@ private:
         const auto& n = node(i);
         if (n.input_size() > 2 && !n.input(2).empty()) {
             const OnnxConstant* mode = m_g.constant(n.input(2));
-            const bool off = mode && mode->unusable.empty() && mode->size() == 1 &&
-                             (mode->integer ? mode->ints[0] == 0 : mode->floats[0] == 0.0f);
-            if (!off) unsupported(i, "its training_mode is not a constant false; brain imports inference graphs");
+            const bool known = mode && mode->unusable.empty() && mode->size() == 1;
+            if (!known)
+                unsupported(i, "its training_mode is not a constant; brain imports inference graphs (export the "
+                               "model in evaluation mode)");
+            if (mode->integer ? mode->ints[0] != 0 : mode->floats[0] != 0.0f)
+                unsupported(i, "its training_mode is true; brain imports inference graphs (export the model in "
+                               "evaluation mode)");
         }
         if (n.output_size() > 1 && !n.output(1).empty() && !m_g.consumers(n.output(1)).empty())
             unsupported(i, "its mask output is used");

@@ -61,7 +61,7 @@ bool gemm_check(std::string& notes) {
     const OnednnLibrary& dnnl = onednn();
     if (dnnl.available() && choice != GemmChoice::OpenBlas) {
         float d[4] = {-1, -1, -1, -1};
-        const int status = dnnl.sgemm('N', 'N', 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, d, 2);
+        const int status = dnnl.gemm(false, false, 2, 2, 3, a, 3, b, 2, d, 2);
         if (status != 0) {
             notes += "oneDNN sgemm failed (dnnl_status_t " + std::to_string(status) +
                      ") on a 2x3 by 3x2 check product. ";

@@ -71,14 +71,8 @@ void Gemm::operator()(bool trans_a, bool trans_b, int m, int n, int k, const flo
                    1.0f, a, lda, b, ldb, 0.0f, c, ldc);
         return;
     }
-    // The plugin's threads each run one product: oneDNN's OpenMP runtime must not start a team for it. The
-    // calling thread's setting is put back, since it may be the application's own.
     if (!m_ran_onednn.load(std::memory_order_relaxed)) m_ran_onednn.store(true, std::memory_order_relaxed);
-    const int threads = m_onednn->get_max_threads ? m_onednn->get_max_threads() : 1;
-    if (threads != 1) m_onednn->set_num_threads(1);
-    const int status =
-        m_onednn->sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-    if (threads != 1) m_onednn->set_num_threads(threads);
+    const int status = m_onednn->gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     if (status != 0) {
         int expected = 0;
         if (m_failed_status.compare_exchange_strong(expected, status)) {

@@ -1,9 +1,11 @@
 #include "onednn_library.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #ifndef BRAIN_ONEDNN_CANDIDATES
 #define BRAIN_ONEDNN_CANDIDATES "libdnnl.so.3:libdnnl.so.2"
@@ -73,11 +75,41 @@ OnednnLibrary load() {
                           std::to_string(v->cpu_runtime) + "); only OpenMP and sequential builds are used";
         return lib;
     }
+    // Before 3.11.2 the f32 GEMM kernels for AVX2 and AVX-512 point the stack pointer at a heap buffer while they
+    // run: a signal handled then writes its frame over the heap (oneDNN issue 4845), and Ctrl-C in Python, a
+    // profiler's timer or any handler the application installs ends in heap corruption.
+    lib.block_signals = std::tie(v->major, v->minor, v->patch) < std::make_tuple(3, 11, 2);
     lib.sgemm = sgemm;
     return lib;
 }
 
+// The signals a call holds off: all but those a fault raises, which cannot wait and whose handlers must still run.
+const sigset_t& deferred_signals() {
+    static const sigset_t set = [] {
+        sigset_t s;
+        sigfillset(&s);
+        for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&s, fault);
+        return s;
+    }();
+    return set;
+}
+
 } // namespace
+
+int OnednnLibrary::gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b,
+                        int ldb, float* c, int ldc) const noexcept {
+    // The plugin's threads each run one product: oneDNN's OpenMP runtime must not start a team for it. The
+    // calling thread's setting is put back, since it may be the application's own.
+    const int threads = get_max_threads ? get_max_threads() : 1;
+    if (threads != 1) set_num_threads(1);
+    // A signal that arrives meanwhile stays pending and is handled on return (or by another thread).
+    sigset_t previous;
+    if (block_signals) pthread_sigmask(SIG_BLOCK, &deferred_signals(), &previous);
+    const int status = sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    if (block_signals) pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (threads != 1) set_num_threads(threads);
+    return status;
+}
 
 const OnednnLibrary& onednn() {
     static std::once_flag once;

@@ -18,8 +18,12 @@ struct OnednnLibrary {
     std::string path;                       // the file that was loaded
     std::string version;                    // "oneDNN 2.6.3"
     std::string unavailable;                // why oneDNN is not used, when sgemm is null
+    bool block_signals = false;             // whether a call must hold off asynchronous signals (see gemm)
 
     bool available() const noexcept { return sgemm != nullptr; }
+    // C = op(A) op(B), row-major, on the calling thread alone; returns dnnl_sgemm's status (0: success).
+    int gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+             float* c, int ldc) const noexcept;
 };
 
 // Load oneDNN once (thread-safe). Never throws: a missing or unusable library leaves `unavailable` set.

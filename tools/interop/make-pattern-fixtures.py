@@ -262,9 +262,25 @@ def standardized_with_names():
     return model(nodes, inits, [io("input", ["batch", 3])], [io("output", ["batch", 2])], metadata=meta), 3
 
 
+def dropout_training_mode_false():
+    """Dropout with its optional inputs: ratio and training_mode (BOOL false) as an initializer (raw data, the mask
+    output named but unused), then as a Constant node (the flag in int32_data) with no ratio."""
+    mode_const = helper.make_node("Constant", [], ["mode_c"], name="mode_c/Constant",
+                                  value=helper.make_tensor("mode_c", TensorProto.BOOL, [], [False]))
+    nodes = [helper.make_node("Gemm", ["x", "w0", "b0"], ["z"], name="fc0", transB=1),
+             helper.make_node("Relu", ["z"], ["h"], name="relu"),
+             helper.make_node("Dropout", ["h", "ratio", "mode"], ["d", "mask"], name="drop0"),
+             helper.make_node("Gemm", ["d", "w1", "b1"], ["z2"], name="fc1", transB=1),
+             mode_const,
+             helper.make_node("Dropout", ["z2", "", "mode_c"], ["y"], name="drop1")]
+    inits = [init("w0", weights(6, 4)), init("b0", vector(6)), init("w1", weights(2, 6)), init("b1", vector(2)),
+             scalar("ratio", 0.5), init("mode", np.array(False))]
+    return model(nodes, inits, [io("x", ["batch", 4])], [io("y", ["batch", 2])], opset=13), 4
+
+
 GOOD = [torch_legacy_relu_sigmoid, keras_gemm_alpha_beta_tanh, tf2onnx_matmul_add_softmax, gelu_legacy,
         gelu_onnxscript, gelu_keras, gelu_operator, passthrough_leaky_softmax, rank3_flatten, casts_and_reshape,
-        standardized_with_names]
+        standardized_with_names, dropout_training_mode_false]
 
 
 # --- graphs brain refuses ------------------------------------------------------------------------------------------
@@ -307,6 +323,8 @@ def bad_fixtures():
     yield "bad_trans_a", simple([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transA=1)],
                                 [w, b])
     yield "bad_external_data", external_data_model()
+    yield "bad_dropout_training", simple([gemm, helper.make_node("Dropout", ["z", "", "on"], ["y"], name="drop")],
+                                         [w, b, init("on", np.array(True))], opset=13)
 
 
 def external_data_model():
