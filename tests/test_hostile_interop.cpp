@@ -107,6 +107,27 @@ std::vector<Case> interop_rows(Fixture& f) {
                     [](Fixture& fx, const brain::test::ProcessResult&) {
                         CHECK(contains(fx.read("m.json"), "brain-model")); // the input survives
                     }});
+    rows.push_back({"23",
+                    "convert's two .npy files as one file, spelled through '..'",
+                    [](Fixture& fx) { std::filesystem::create_directory(fx / "sub"); },
+                    "{brain} convert r.csv sub/../x.npy x.npy --target y",
+                    2,
+                    {"error: IoError: cannot write 'x.npy': it is the same file as 'sub/../x.npy'"},
+                    [](Fixture& fx, const brain::test::ProcessResult&) {
+                        CHECK_FALSE(std::filesystem::exists(fx / "x.npy"));
+                    }});
+    rows.push_back({"23",
+                    "ONNX and safetensors to one file through a linked folder",
+                    [](Fixture& fx) {
+                        std::filesystem::create_directory(fx / "d");
+                        std::filesystem::create_directory_symlink(fx / "d", fx / "dl");
+                    },
+                    "{brain} export --model m.json --onnx d/a.onnx --safetensors dl/a.onnx",
+                    2,
+                    {"error: IoError: cannot write 'dl/a.onnx': it is the same file as 'd/a.onnx'"},
+                    [](Fixture& fx, const brain::test::ProcessResult&) {
+                        CHECK_FALSE(std::filesystem::exists(fx / "d" / "a.onnx"));
+                    }});
     for (auto& row : rows)
         if (row.status == 2 && !row.after)
             row.after = [](Fixture& fx, const brain::test::ProcessResult&) {

@@ -175,3 +175,68 @@ TEST_CASE("a write past the file-size limit is IoError, not SIGXFSZ, and leaves 
     CHECK(read_text(target) == "previous");
     CHECK(dir.entries() == 1);
 }
+
+TEST_CASE("OutputGroup: files written together replace their targets together or not at all", "[core]") {
+    TempDir dir;
+    const fs::path a = dir.path / "features.npy", b = dir.path / "targets.npy";
+    std::ofstream(a) << "old a";
+    std::ofstream(b) << "old b";
+    {
+        // The second file fails: the first, though committed to the group, is not put in place.
+        brain::OutputGroup group;
+        brain::write_file_safely(a, "new a");
+        CHECK(read_text(a) == "old a");
+        fs::remove(b);
+        fs::create_directory(b); // a directory where the second output goes
+        BRAIN_REQUIRE_ERROR(ErrorCode::IoError, brain::write_file_safely(b, "new b"), "directory");
+    }
+    CHECK(read_text(a) == "old a");
+    CHECK(dir.entries() == 2); // no temporary left
+    fs::remove(b);
+    {
+        brain::OutputGroup group;
+        brain::write_file_safely(a, "new a");
+        brain::write_file_safely(b, "new b");
+        CHECK(read_text(a) == "old a");
+        CHECK_FALSE(fs::exists(b));
+        group.commit();
+    }
+    CHECK(read_text(a) == "new a");
+    CHECK(read_text(b) == "new b");
+    CHECK(dir.entries() == 2);
+    // Outside a group, files are put in place at once again.
+    brain::write_file_safely(a, "alone");
+    CHECK(read_text(a) == "alone");
+}
+
+TEST_CASE("two outputs of one command may not be one file, by any path", "[core]") {
+    TempDir dir;
+    fs::create_directory(dir.path / "d");
+    fs::create_directory_symlink(dir.path / "d", dir.path / "link");
+    fs::create_directory(dir.path / "sub");
+    const fs::path target = dir.path / "d" / "m.onnx";
+    BRAIN_REQUIRE_ERROR(ErrorCode::IoError, brain::check_output_paths({target, dir.path / "link" / "m.onnx"}),
+                        "the same file as", "give each output its own path");
+    BRAIN_REQUIRE_ERROR(ErrorCode::IoError,
+                        brain::check_output_paths({target, dir.path / "sub" / ".." / "d" / "m.onnx"}),
+                        "the same file as");
+    std::ofstream(target) << "x";
+    fs::create_hard_link(target, dir.path / "hard.onnx");
+    BRAIN_REQUIRE_ERROR(ErrorCode::IoError, brain::check_output_paths({target, dir.path / "hard.onnx"}),
+                        "the same file as");
+    brain::check_output_paths({target, dir.path / "d" / "m.safetensors"});
+    {
+        brain::OutputGroup group;
+        brain::write_file_safely(target, "one");
+        BRAIN_REQUIRE_ERROR(ErrorCode::IoError, brain::write_file_safely(dir.path / "link" / "m.onnx", "two"),
+                            "the same file as");
+    }
+    CHECK(read_text(target) == "x");
+    BRAIN_REQUIRE_ERROR(
+        ErrorCode::InvalidState,
+        [] {
+            brain::OutputGroup outer;
+            brain::OutputGroup inner;
+        }(),
+        "already open");
+}

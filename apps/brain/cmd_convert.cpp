@@ -70,7 +70,7 @@ int run_convert(const ConvertOptions& o) {
     else
         source.csv = o.input;
     const std::vector<std::filesystem::path> inputs{o.input};
-    for (const auto& out : o.outputs) check_output_path(out, inputs);
+    check_output_paths({o.outputs.begin(), o.outputs.end()}, inputs);
     const InputLimits limits = o.limits.limits();
     if (source.is_csv() && o.targets.empty()) {
         BRAIN_CHECK_ARG(npz_out, "two .npy files hold features and targets apart: name the target column(s) with "
@@ -89,8 +89,11 @@ int run_convert(const ConvertOptions& o) {
                   << data.target_width() << " targets to " << o.outputs[0] << "\n";
         return exit_ok;
     }
+    // Replaced together: a failure leaves the previous pair, never one file of each.
+    OutputGroup group;
     save_npy(o.outputs[0], data.features(), inputs);
     save_npy(o.outputs[1], data.targets(), inputs);
+    group.commit();
     std::cout << "wrote " << data.size() << " rows: " << data.input_width() << " features to " << o.outputs[0]
               << ", " << data.target_width() << " targets to " << o.outputs[1]
               << " (column names and class labels are kept only in an .npz archive)\n";

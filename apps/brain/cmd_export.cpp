@@ -35,25 +35,23 @@ std::string sequential_names(const Network& net) {
 int run_export(const ExportOptions& o) {
     BRAIN_CHECK_ARG(!o.onnx.empty() || !o.safetensors.empty(),
                     "brain export needs --onnx <file>, --safetensors <file> or both: say what to write");
-    BRAIN_CHECK_ARG(o.onnx.empty() || o.safetensors.empty() ||
-                        std::filesystem::absolute(o.onnx).lexically_normal() !=
-                            std::filesystem::absolute(o.safetensors).lexically_normal(),
-                    "--onnx and --safetensors name the same file '", o.onnx, "'; give two paths");
     const std::vector<std::filesystem::path> inputs{o.model};
-    // Both outputs are checked before either is written.
-    if (!o.onnx.empty()) check_output_path(o.onnx, inputs);
-    if (!o.safetensors.empty()) check_output_path(o.safetensors, inputs);
+    std::vector<std::filesystem::path> outputs;
+    if (!o.onnx.empty()) outputs.emplace_back(o.onnx);
+    if (!o.safetensors.empty()) outputs.emplace_back(o.safetensors);
+    // Both outputs are checked before either is written, and replaced only once both are written.
+    check_output_paths(outputs, inputs);
     const Network net = Network::load_json(o.model, o.input.limits());
-    if (!o.onnx.empty()) {
-        net.save_onnx(o.onnx, inputs);
+    OutputGroup group;
+    if (!o.onnx.empty()) net.save_onnx(o.onnx, inputs);
+    if (!o.safetensors.empty()) net.save_safetensors(o.safetensors, inputs);
+    group.commit();
+    if (!o.onnx.empty())
         std::cout << "wrote " << o.onnx << ": ONNX opset 17, input \"input\" [batch, " << net.input_size()
                   << "] -> output \"output\" [batch, " << net.output_size() << "]"
                   << (net.standardization() ? ", the standardisation included" : "") << "\n";
-    }
-    if (!o.safetensors.empty()) {
-        net.save_safetensors(o.safetensors, inputs);
+    if (!o.safetensors.empty())
         std::cout << "wrote " << o.safetensors << ": float32 parameters " << sequential_names(net) << "\n";
-    }
     return exit_ok;
 }
 

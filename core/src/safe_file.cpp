@@ -141,6 +141,31 @@ void unregister_pending(int slot) noexcept {
     if (slot >= 0) g_pending[slot].state.store(0);
 }
 
+// The group open on this thread, if any.
+thread_local OutputGroup* t_group = nullptr;
+
+// Whether two paths name one file: the same path once symbolic links and ".." are resolved, or, where both exist,
+// the same device and inode (hard links).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ea, eb;
+    const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+    const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+    if (!ea && !eb && ca == cb) return true;
+    struct stat sa {
+    }, sb{};
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+void sync_directory_of(const std::filesystem::path& target) noexcept {
+    // Makes a rename durable; a directory that cannot be synced does not undo a completed write.
+    const int dir = ::open(directory_of(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        (void)::fsync(dir);
+        ::close(dir);
+    }
+}
+
 std::string write_failure(int err, std::uint64_t written) {
     switch (err) {
     case EFBIG:
@@ -175,6 +200,17 @@ int write_fully(std::string_view bytes, WriteSome write_some) {
 
 void check_output_path(const std::filesystem::path& target, const std::vector<std::filesystem::path>& inputs) {
     inspect(target, inputs);
+}
+
+void check_output_paths(const std::vector<std::filesystem::path>& targets,
+                        const std::vector<std::filesystem::path>& inputs) {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        inspect(targets[i], inputs);
+        for (std::size_t j = 0; j < i; ++j)
+            if (same_file(targets[j], targets[i]))
+                BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(targets[i]), ": it is the same file as ",
+                            quoted(targets[j]), ", which this command also writes; give each output its own path");
+    }
 }
 
 OutputFile::OutputFile(std::filesystem::path target, std::vector<std::filesystem::path> inputs)
@@ -260,6 +296,18 @@ void OutputFile::commit() {
     const int fd = m_fd;
     m_fd = -1;
     if (::close(fd) != 0) fail("closing the file", errno);
+    if (t_group) {
+        try {
+            t_group->stage({m_temp, m_target, m_inputs, m_slot});
+        } catch (...) {
+            abandon();
+            throw;
+        }
+        m_done = true; // the group owns the temporary now
+        m_temp.clear();
+        m_slot = -1;
+        return;
+    }
     int renamed = -1;
     if (!now.exists) {
         // Nothing may appear at the target between the check and the rename; if something did, check it.
@@ -278,12 +326,68 @@ void OutputFile::commit() {
     m_temp.clear();
     unregister_pending(m_slot);
     m_slot = -1;
-    // Make the rename itself durable; a directory that cannot be synced does not undo a completed write.
-    const int dir = ::open(directory_of(m_target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        (void)::fsync(dir);
-        ::close(dir);
+    sync_directory_of(m_target);
+}
+
+OutputGroup::OutputGroup() {
+    BRAIN_CHECK(t_group == nullptr, ErrorCode::InvalidState,
+                "an OutputGroup is already open on this thread; commit or destroy it before opening another");
+    t_group = this;
+}
+
+OutputGroup::~OutputGroup() {
+    discard();
+}
+
+void OutputGroup::discard() noexcept {
+    for (const Staged& s : m_staged) {
+        ::unlink(s.temp.c_str());
+        unregister_pending(s.slot);
     }
+    m_staged.clear();
+    if (m_open && t_group == this) t_group = nullptr;
+    m_open = false;
+}
+
+void OutputGroup::stage(Staged staged) {
+    for (const Staged& s : m_staged)
+        if (same_file(s.target, staged.target)) {
+            ::unlink(staged.temp.c_str());
+            unregister_pending(staged.slot);
+            BRAIN_THROW(ErrorCode::IoError, "cannot write ", quoted(staged.target), ": it is the same file as ",
+                        quoted(s.target), ", which this command also writes; give each output its own path");
+        }
+    m_staged.push_back(std::move(staged));
+}
+
+void OutputGroup::commit() {
+    BRAIN_CHECK(m_open, ErrorCode::InvalidState, "this OutputGroup is closed (committed or discarded)");
+    t_group = nullptr;
+    m_open = false;
+    // Every target is checked before any is replaced; a failure leaves all of them as they were.
+    try {
+        for (const Staged& s : m_staged) inspect(s.target, s.inputs);
+    } catch (...) {
+        discard();
+        throw;
+    }
+    for (std::size_t i = 0; i < m_staged.size(); ++i) {
+        const Staged& s = m_staged[i];
+        if (::rename(s.temp.c_str(), s.target.c_str()) != 0) {
+            const int err = errno;
+            std::string done;
+            for (std::size_t j = 0; j < i; ++j) done += (j ? ", " : "") + quoted(m_staged[j].target);
+            const std::string target = quoted(s.target);
+            m_staged.erase(m_staged.begin(), m_staged.begin() + static_cast<std::ptrdiff_t>(i));
+            discard();
+            BRAIN_THROW(ErrorCode::IoError, "cannot write ", target,
+                        ": renaming it into place failed: ", std::strerror(err),
+                        done.empty() ? "; no file was replaced" : "; already replaced: " + done);
+        }
+        unregister_pending(s.slot);
+        sync_directory_of(s.target);
+    }
+    m_staged.clear();
 }
 
 void remove_temporary_output_files() noexcept {

@@ -20,6 +20,11 @@ namespace brain {
 BRAIN_API void check_output_path(const std::filesystem::path& target,
                                  const std::vector<std::filesystem::path>& inputs = {});
 
+// Checks the outputs of one piece of work: each as check_output_path does, and no two of them one file (after
+// symbolic links and "..", or by device and inode). Throws IoError naming both paths.
+BRAIN_API void check_output_paths(const std::vector<std::filesystem::path>& targets,
+                                  const std::vector<std::filesystem::path>& inputs = {});
+
 // A file being written: content goes to the temporary file; commit() puts it in place. Destroying an uncommitted
 // OutputFile removes the temporary. Each OutputFile sets SIGXFSZ to ignored when it is at its default (which
 // kills the process), so exceeding the file-size limit (ulimit -f) is an IoError instead.
@@ -37,7 +42,8 @@ public:
     // the data after it is written (a checksum). Fails as write() does.
     void write_at(std::uint64_t offset, std::string_view bytes);
     // fsync the file, give it its final mode (the replaced file's permissions, or 0666 less the umask for a new
-    // file), check the target again, rename over it and fsync the directory. Throws IoError on failure.
+    // file), check the target again, rename over it and fsync the directory (inside an OutputGroup: hand it to
+    // the group, which renames it). Throws IoError on failure.
     void commit();
     // The path being written.
     const std::filesystem::path& target() const noexcept { return m_target; }
@@ -55,6 +61,35 @@ private:
     int m_fd = -1;
     std::uint64_t m_written = 0;
     bool m_done = false;
+};
+
+// Files that belong together (two .npy files of one data set, a model's ONNX and safetensors files): while a group
+// is open on a thread, commit() of an OutputFile made on that thread writes, fsyncs and checks its temporary but
+// leaves it beside the target; the group's commit() renames them all, so that none is replaced unless every one
+// was written. A group destroyed uncommitted removes them. Two files of a group may not be the same file.
+class BRAIN_API OutputGroup {
+public:
+    // Opens the group on this thread; groups do not nest (InvalidState).
+    OutputGroup();
+    ~OutputGroup();
+    OutputGroup(const OutputGroup&) = delete;
+    OutputGroup& operator=(const OutputGroup&) = delete;
+
+    // Checks every target again, then renames each file into place and fsyncs its directory. Throws IoError.
+    void commit();
+
+private:
+    friend class OutputFile;
+    struct Staged {
+        std::filesystem::path temp;
+        std::filesystem::path target;
+        std::vector<std::filesystem::path> inputs;
+        int slot = -1;
+    };
+    void stage(Staged staged);
+    void discard() noexcept;
+    std::vector<Staged> m_staged;
+    bool m_open = true;
 };
 
 // Unlinks the temporary file of every OutputFile not yet committed, without locks or allocation: async-signal-
