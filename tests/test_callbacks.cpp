@@ -181,6 +181,40 @@ TEST_CASE("ModelCheckpoint writes every N epochs or on improvement, atomically a
     CHECK(untouched.epochs_trained() == 0);
 }
 
+TEST_CASE("every checkpoint path of the run is checked before the first epoch, not when its epoch comes",
+          "[plugin]") {
+    brain::test::TempDir dir;
+    const auto data = noisy(64, 3);
+    const auto options_for = [&](std::uint32_t every, bool best) {
+        return brain::ModelCheckpointOptions{
+            dir / "e-{epoch}.json", every, best, "", brain::MonitorMode::Auto, true, {dir / "e-4.json"}};
+    };
+    const brain::ModelCheckpoint cadence(options_for(3, false));
+    CHECK(cadence.paths_between(1, 10) ==
+          std::vector<std::filesystem::path>{dir / "e-3.json", dir / "e-6.json", dir / "e-9.json"});
+    CHECK(cadence.paths_between(4, 5).empty());
+    CHECK(brain::ModelCheckpoint(options_for(3, true)).paths_between(4, 6).size() == 3);
+    CHECK(cadence.paths_between(1, 1'000'000'000, 5).size() == 5);
+    brain::ModelCheckpointOptions fixed = options_for(1, false);
+    fixed.path = dir / "last.json";
+    CHECK(brain::ModelCheckpoint(fixed).paths_between(1, 100) ==
+          std::vector<std::filesystem::path>{dir / "last.json"});
+
+    // Epoch 4's path is an input (as the model a run continues from): refused before epoch 1, nothing written.
+    std::filesystem::create_directory(dir / "e-3.json");
+    brain::write_file_safely(dir / "e-4.json", "the run's input");
+    for (const auto& [every, fragment] : {std::pair{1u, "e-3.json': it is a directory"}, {2u, "e-4.json"}}) {
+        brain::FitOptions options;
+        options.callbacks = {std::make_shared<brain::ModelCheckpoint>(options_for(every, false))};
+        auto net = model();
+        BRAIN_REQUIRE_ERROR(ErrorCode::IoError, net.fit(data, brain::TrainConfig{5, 32, true, 3}, options),
+                            fragment);
+        CHECK(net.epochs_trained() == 0);
+        CHECK_FALSE(std::filesystem::exists(dir / "e-1.json"));
+        CHECK_FALSE(std::filesystem::exists(dir / "e-2.json"));
+    }
+}
+
 TEST_CASE("a hook sees each epoch's figures and can stop training; a bad monitor is named", "[plugin]") {
     const auto data = noisy(100, 5);
     auto net = model();

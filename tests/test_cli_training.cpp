@@ -192,6 +192,22 @@ TEST_CASE("10 epochs in one process equal 5, a checkpoint and --resume in anothe
         run(bin("brain") + " train --resume " + dir.q("whole.json") + " --out " + dir.q("x.json"));
     CHECK(model_file.status == 2);
     CHECK(contains(model_file.output, "this is a model file, which holds no optimizer state"));
+
+    // A resumed run whose --out is one of its own later checkpoints, or whose later checkpoint is its input: both
+    // refused before the first epoch, nothing written.
+    const auto over_checkpoint = run(bin("brain") + " train --resume " + dir.q("ck/epoch-5.json") +
+                                     " --epochs 10 --out " + dir.q("ck/epoch-10.json"));
+    CHECK(over_checkpoint.status == 2);
+    CHECK(contains(over_checkpoint.output, "is also a checkpoint this run writes"));
+    CHECK_FALSE(contains(over_checkpoint.output, "epoch  6/10"));
+    fs::copy_file(dir / "half.json", dir / "ck" / "epoch-8.json");
+    const auto over_input =
+        run(bin("brain") + " train --csv " + dir.q("r.csv") + " --target y --init " + dir.q("ck/epoch-8.json") +
+            " --epochs 5 --checkpoint-every 1 --checkpoint-dir " + dir.q("ck") + " --out " + dir.q("x.json"));
+    CHECK(over_input.status == 2);
+    CHECK(contains(over_input.output, "epoch-8.json': it is the same file as the input"));
+    CHECK_FALSE(contains(over_input.output, "epoch  6/"));
+    CHECK_FALSE(fs::exists(dir / "x.json"));
 }
 
 TEST_CASE("brain train --classes on scikit-learn's digits reaches MLPClassifier's accuracy", "[cli]") {

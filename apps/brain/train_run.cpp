@@ -106,6 +106,23 @@ int run_training(TrainRun& run) {
         c.inputs = inputs;
         checkpoints = std::make_shared<ModelCheckpoint>(c);
         options.callbacks.push_back(checkpoints);
+        // The model (--out) and a checkpoint of this run may not be one file: the later write would replace the
+        // other.
+        if (!run.out.empty())
+            for (const auto& path :
+                 checkpoints->paths_between(run.network.epochs_trained() + 1, run.target_epochs)) {
+                check_output_path(path, inputs); // what is wrong with the path alone is said as such
+                try {
+                    check_output_paths({run.out, path}, inputs);
+                } catch (const Error&) {
+                    BRAIN_THROW(ErrorCode::IoError, "--out ", quote_excerpt(run.out),
+                                " is also a checkpoint this run "
+                                "writes (",
+                                quote_excerpt(path.string()), ", every ", c.every_epochs,
+                                " epochs to --checkpoint-dir ", quote_excerpt(dir.string()),
+                                "); choose another --out or --checkpoint-dir");
+                }
+            }
     }
     // A plateau schedule watches what early stopping watches.
     if (run.schedule && run.schedule->monitors() && run.schedule->plateau().monitor.empty() &&

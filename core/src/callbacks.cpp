@@ -1,5 +1,6 @@
 // The built-in callbacks: EarlyStopping (Keras's rules: patience, min_delta, restore_best_weights,
 // start_from_epoch) and ModelCheckpoint (every N epochs or on improvement, resumable or the model file).
+#include <algorithm>
 #include <bit>
 #include <brain/callbacks.hpp>
 #include <brain/error.hpp>
@@ -177,12 +178,27 @@ std::filesystem::path ModelCheckpoint::path_for(std::uint64_t epoch) const {
     return text;
 }
 
+std::vector<std::filesystem::path> ModelCheckpoint::paths_between(std::uint64_t first, std::uint64_t last,
+                                                                  std::size_t limit) const {
+    std::vector<std::filesystem::path> paths;
+    const bool numbered = m_options.path.string().find("{epoch}") != std::string::npos;
+    const std::uint64_t step = m_options.save_best_only ? 1 : m_options.every_epochs;
+    for (std::uint64_t e = (first + step - 1) / step * step; e >= first && e <= last && paths.size() < limit;
+         e += step) {
+        paths.push_back(path_for(e));
+        if (!numbered) break; // one path for every epoch
+    }
+    return paths;
+}
+
 void ModelCheckpoint::on_train_begin(FitContext& context) {
     m_monitor = m_options.monitor.empty() ? context.default_monitor() : m_options.monitor;
     if (m_options.save_best_only) context.require_monitor(m_monitor, "the model checkpoint");
     m_maximize = resolve_monitor_mode(m_options.mode, m_monitor) == MonitorMode::Max;
-    // Before the first epoch, so that a path that cannot be written fails at once.
-    check_output_path(path_for(context.epoch() + 1), m_options.inputs);
+    // Before the first epoch: a path that cannot be written (an input, a directory, a link) fails at once instead
+    // of ending the run when its epoch comes.
+    for (const auto& path : paths_between(context.epoch() + 1, std::max(context.last_epoch(), context.epoch() + 1)))
+        check_output_path(path, m_options.inputs);
 }
 
 void ModelCheckpoint::on_epoch_end(FitContext& context) {

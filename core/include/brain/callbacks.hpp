@@ -138,8 +138,8 @@ struct ModelCheckpointOptions {
     std::vector<std::filesystem::path> inputs; // files never to write over (e.g. the training data)
 };
 
-// Writes the run (or the model) at a cadence or on improvement, atomically. The target is checked before the
-// first epoch, so a bad path fails at once.
+// Writes the run (or the model) at a cadence or on improvement, atomically. Every path the run may write (the
+// first 10,000 distinct ones) is checked before the first epoch, so a bad path fails at once, not after hours.
 class BRAIN_API ModelCheckpoint : public Callback {
 public:
     explicit ModelCheckpoint(ModelCheckpointOptions options);
@@ -152,6 +152,10 @@ public:
     const ModelCheckpointOptions& options() const noexcept { return m_options; }
     // The path for epoch `epoch`.
     std::filesystem::path path_for(std::uint64_t epoch) const;
+    // The distinct paths epochs `first` to `last` may be written to (each epoch on improvement, else every
+    // every_epochs), in order, at most `limit` of them.
+    std::vector<std::filesystem::path> paths_between(std::uint64_t first, std::uint64_t last,
+                                                     std::size_t limit = 10000) const;
     // Every file written, in order.
     const std::vector<std::filesystem::path>& written() const noexcept { return m_written; }
 
