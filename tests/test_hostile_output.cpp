@@ -192,6 +192,15 @@ std::vector<Case> output_rows(const Fixture& f) {
                     2,
                     {"error: IoError: ", "writing to standard output failed"}});
 
+    // 24: an empty --out (an unset variable) is not "no file".
+    rows.push_back({"24",
+                    "predict --out '' is refused, not printed to standard output",
+                    nullptr,
+                    "{brain} predict --model m.json --csv c.csv --out ''",
+                    105,
+                    {"--out: expected a file name, found an empty string"},
+                    [](Fixture&, const ProcessResult& r) { CHECK_FALSE(contains(r.output, "label")); }});
+
     return rows;
 }
 

@@ -25,6 +25,16 @@ CLI::Validator whole_number(std::uint64_t max) {
         "0.." + std::to_string(max));
 }
 
+CLI::Validator file_name() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            return text.empty() ? "expected a file name, found an empty string (an unset variable?); name the file "
+                                  "or leave the option out"
+                                : std::string();
+        },
+        "FILE");
+}
+
 InputLimits InputOptions::limits() const {
     InputLimits limits;
     limits.max_file_bytes = max_input_mib << 20;

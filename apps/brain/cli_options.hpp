@@ -12,6 +12,9 @@ namespace brain::app {
 // number too large for its type; this refuses both (exit 105, naming the option and the range).
 CLI::Validator whole_number(std::uint64_t max);
 
+// A file name that is not empty: an unset shell variable ("--out $OUT") must not mean "no file" (exit 105).
+CLI::Validator file_name();
+
 // The values behind --max-input-mib, --max-columns, --max-classes and --max-cell-bytes.
 struct InputOptions {
     std::uint64_t max_input_mib = InputLimits{}.max_file_bytes >> 20;

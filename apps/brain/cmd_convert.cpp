@@ -111,7 +111,10 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                    "column as 'features' with its names, targets chosen at training time. float32, exact: the "
                    "values read back are the values parsed. Whole or not at all.");
     cmd->add_option("input", o->input, "a CSV file with a header row, or an .npz archive")->required();
-    cmd->add_option("outputs", o->outputs, "OUT.npz, or FEATURES.npy TARGETS.npy")->required()->expected(1, 2);
+    cmd->add_option("outputs", o->outputs, "OUT.npz, or FEATURES.npy TARGETS.npy")
+        ->required()
+        ->expected(1, 2)
+        ->check(file_name());
     cmd->add_option("--target", o->targets, "target column(s), as brain train's --target")->delimiter(',');
     add_input_options(*cmd, o->limits, true);
     cmd->callback([o, &exit_code] { exit_code = run_convert(*o); });

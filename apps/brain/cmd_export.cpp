@@ -66,8 +66,9 @@ void add_export_command(CLI::App& app, int& exit_code) {
                   "all; docs/interop.md.");
     cmd->add_option("--model", o->model, "the brain model file to export (JSON, from brain train or import)")
         ->required();
-    cmd->add_option("--onnx", o->onnx, "write the model as ONNX here");
-    cmd->add_option("--safetensors", o->safetensors, "write the parameters as safetensors here");
+    cmd->add_option("--onnx", o->onnx, "write the model as ONNX here")->check(file_name());
+    cmd->add_option("--safetensors", o->safetensors, "write the parameters as safetensors here")
+        ->check(file_name());
     add_input_options(*cmd, o->input, false);
     cmd->callback([o, &exit_code] { exit_code = run_export(*o); });
 }

@@ -53,7 +53,8 @@ void add_generate_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", o->out,
                     "the CSV file to write (whole or not at all; a symbolic link, directory, device, FIFO or "
                     "socket is refused)")
-        ->required();
+        ->required()
+        ->check(file_name());
     cmd->add_option("--seed", o->seed, "random seed")->capture_default_str()->check(whole_number(UINT64_MAX));
     cmd->callback([o, &exit_code] { exit_code = run_generate(*o); });
 }

@@ -116,7 +116,9 @@ void add_import_command(CLI::App& app, int& exit_code) {
     layers->needs(st);
     activation->needs(st);
     output->needs(st);
-    cmd->add_option("--out", o->out, "where to write the brain model file (JSON), whole or not at all")->required();
+    cmd->add_option("--out", o->out, "where to write the brain model file (JSON), whole or not at all")
+        ->required()
+        ->check(file_name());
     add_input_options(*cmd, o->input, false);
     cmd->callback([o, layers, activation, output, &exit_code] {
         o->layers_given = layers->count() > 0;

@@ -348,7 +348,8 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     add_data_source_options(*cmd, o->source, false, "rows to predict: a CSV file with a header row");
     cmd->add_option("--out", o->out,
                     "write the predictions here (whole or not at all) instead of to standard output; a symbolic "
-                    "link, directory, device, FIFO, socket, --model or --csv is refused");
+                    "link, directory, device, FIFO, socket, --model or --csv is refused")
+        ->check(file_name());
     cmd->add_option("--compare", o->compare,
                     "a column of true values in --csv: print accuracy (classifiers) or RMSE/MAE (regressors)");
     add_input_options(*cmd, o->input, true);

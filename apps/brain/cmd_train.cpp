@@ -503,7 +503,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
                                   "write a resumable checkpoint every N epochs (to --checkpoint-dir)")
                       ->check(whole_number(UINT32_MAX) & CLI::Range(1u, UINT32_MAX));
     auto* dir = cmd->add_option("--checkpoint-dir", o->flags.checkpoint_dir,
-                                "where --checkpoint-every writes epoch-N.json (created if missing)");
+                                "where --checkpoint-every writes epoch-N.json (created if missing)")
+                    ->check(file_name());
     every->needs(dir);
     cmd->add_option("--resume", o->resume,
                     "continue the run saved in this checkpoint (written by --checkpoint-every) exactly: the same "
@@ -512,7 +513,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", o->out,
                     "where to save the trained model (JSON); checked before training: a symbolic link, directory, "
                     "device, FIFO, socket or an input file is refused")
-        ->required();
+        ->required()
+        ->check(file_name());
     auto* stream = cmd->add_flag(
         "--stream", o->stream,
         "with --npy-features/--npy-targets: train from disk without loading the data set: chunks of rows "
