@@ -14,22 +14,35 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
+// What `obj` is, for an error message: its type, and its dtype when it has one ("a numpy.ndarray of dtype <U1").
+std::string describe(const py::handle& obj) {
+    const py::handle type = py::type::of(obj);
+    const std::string module = py::str(type.attr("__module__"));
+    std::string out = "a " + (module == "builtins" ? std::string() : module + ".") +
+                      std::string(py::str(type.attr("__qualname__")));
+    if (py::isinstance<py::array>(obj)) out += " of dtype " + std::string(py::str(obj.attr("dtype")));
+    return out;
+}
+
 // `obj` as a C-contiguous float32 array: the object itself when it is one (no copy), else one conversion; its
-// shape as rows x cols. InvalidArgument naming `what` for anything that is not a 1-D or 2-D array of numbers.
+// shape as rows x cols. InvalidArgument naming `what` for anything that is not a 1-D or 2-D array of numbers
+// (NumPy's TypeError or ValueError); any other error of the conversion (MemoryError, KeyboardInterrupt, whatever an
+// object's __array__ raises) propagates as it is, since it says nothing about the argument's type.
 FloatArray float_rows(const py::handle& obj, const char* what, bool vector_is_column, std::size_t& rows,
                       std::size_t& cols) {
     if (obj.is_none())
         throw Error(ErrorCode::InvalidArgument, std::string(what) + " is None; expected a 2-D array of numbers");
     FloatArray array;
     try {
-        array = FloatArray::ensure(obj);
-    } catch (py::error_already_set&) {
-        array = {};
-    }
-    if (!array)
+        // The converting constructor, not FloatArray::ensure, which clears every error it meets.
+        array = FloatArray(py::reinterpret_borrow<py::object>(obj));
+    } catch (py::error_already_set& error) {
+        if (!error.matches(PyExc_TypeError) && !error.matches(PyExc_ValueError)) throw;
         throw Error(ErrorCode::InvalidArgument, std::string(what) + ": expected a 2-D array of numbers, found " +
-                                                    std::string(py::str(py::type::of(obj))) +
-                                                    " that does not convert to float32");
+                                                    describe(obj) + " that does not convert to float32 (" +
+                                                    std::string(py::str(error.value())) +
+                                                    "); pass numbers, e.g. numpy.asarray(x, dtype=numpy.float32)");
+    }
     if (array.ndim() == 2) {
         rows = static_cast<std::size_t>(array.shape(0));
         cols = static_cast<std::size_t>(array.shape(1));

@@ -1,9 +1,12 @@
 // Callbacks: FitContext, the Callback base that Python classes extend, EarlyStopping and ModelCheckpoint. fit runs
 // without the GIL; every call into Python code takes it back first. A KeyboardInterrupt raised in a callback stops
 // training after the epoch (FitContext.stop_training) instead of abandoning the run, so the network keeps that
-// epoch's weights; fit raises it once training has ended.
+// epoch's weights; fit raises it once training has ended. Python sees a FitContext only through FitContextRef,
+// which its dispatcher clears when the callback returns (fit_context.hpp).
 #include "bindings.hpp"
+#include "fit_context.hpp"
 #include "fit_interrupt.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -13,6 +16,47 @@
 
 namespace brain::python {
 namespace {
+
+// brain.FitContext: the core's context while its callback runs, nothing afterwards. Python methods check it with
+// the GIL held; those that release the GIL also hold the reference's shared lock, which clear() takes exclusively,
+// so a context is never cleared under a call that another thread made through it.
+class FitContextRef {
+public:
+    // Valid until clear(): the dispatcher's call is all the core's context lives for.
+    explicit FitContextRef(FitContext& context) : m_context(&context), m_epoch(context.epoch()) {}
+
+    // The context, or InvalidState naming `what` once the callback has returned.
+    FitContext& get(const char* what) const {
+        if (m_context) return *m_context;
+        throw Error(ErrorCode::InvalidState,
+                    std::string("FitContext.") + what + ": this FitContext belonged to epoch " +
+                        std::to_string(m_epoch) +
+                        "'s callback, which has returned, and is no longer valid; read what you need during the "
+                        "callback (e.g. context.network() returns a copy that stays valid)");
+    }
+    // Called with the GIL held once the callback has returned (or raised).
+    void clear() {
+        const ExclusiveObjectLock lock(this);
+        m_context = nullptr;
+    }
+
+private:
+    FitContext* m_context; // the core's context; null once its callback has returned
+    std::uint64_t m_epoch; // the epoch the context was made for, named in the error afterwards
+};
+
+// Clears a FitContextRef when the callback returns, normally or by an exception.
+class ClearOnExit {
+public:
+    // Clears `ref` at the end of the caller's scope, however it ends.
+    explicit ClearOnExit(FitContextRef& ref) noexcept : m_ref(ref) {}
+    ClearOnExit(const ClearOnExit&) = delete;
+    ClearOnExit& operator=(const ClearOnExit&) = delete;
+    ~ClearOnExit() { m_ref.clear(); }
+
+private:
+    FitContextRef& m_ref; // owned by the Python object the dispatcher holds until after this guard
+};
 
 // A Callback whose hooks may be Python methods. The GIL is taken before Python is looked up or called.
 class PyCallback : public Callback {
@@ -42,7 +86,7 @@ private:
         py::function override = py::get_override(static_cast<const Callback*>(this), name);
         if (!override) return;
         try {
-            override(py::cast(&context, py::return_value_policy::reference));
+            call_with_context(override, context);
         } catch (py::error_already_set& error) {
             if (!capture_interrupt(error, context)) throw;
         }
@@ -51,41 +95,94 @@ private:
 
 } // namespace
 
+void call_with_context(const py::handle& function, FitContext& context) {
+    const py::object handle = py::cast(FitContextRef(context));
+    const ClearOnExit clear(handle.cast<FitContextRef&>());
+    function(handle);
+}
+
 void bind_callbacks(py::module_& m) {
     py::class_<CallbackState>(m, "CallbackState", "A callback's state in a resumable checkpoint.")
         .def(py::init<>())
         .def_readwrite("integers", &CallbackState::integers)
         .def_readwrite("floats", &CallbackState::floats);
 
-    py::class_<FitContext>(m, "FitContext",
-                           "What a callback sees during fit; valid only during the callback's call.")
-        .def_property_readonly("epoch", &FitContext::epoch)
-        .def_property_readonly("last_epoch", &FitContext::last_epoch)
-        .def_property_readonly("loss", &FitContext::loss)
-        .def_property_readonly("validation", &FitContext::validation)
-        .def_property_readonly("learning_rate", &FitContext::learning_rate)
-        .def("monitored", &FitContext::monitored, py::arg("name"),
-             "'loss', 'val_loss' or 'val_<metric>'; None when this run has no such value.")
-        .def("require_monitor", &FitContext::require_monitor, py::arg("name"), py::arg("who"))
-        .def("default_monitor", &FitContext::default_monitor)
+    py::class_<FitContextRef>(m, "FitContext",
+                              "What a callback sees during fit; valid only during the callback's call (later use "
+                              "raises brain.InvalidState).")
+        .def_property_readonly("epoch", [](const FitContextRef& c) { return c.get("epoch").epoch(); })
+        .def_property_readonly("last_epoch",
+                               [](const FitContextRef& c) { return c.get("last_epoch").last_epoch(); })
+        .def_property_readonly("loss", [](const FitContextRef& c) { return c.get("loss").loss(); })
+        .def_property_readonly(
+            "validation",
+            [](const FitContextRef& c) -> std::optional<Evaluation> { return c.get("validation").validation(); },
+            "A copy of the validation set's evaluation after the epoch; None without a validation set.")
+        .def_property_readonly("learning_rate",
+                               [](const FitContextRef& c) { return c.get("learning_rate").learning_rate(); })
         .def(
-            "network", [](FitContext& c) { return Network(c.network()); }, py::call_guard<py::gil_scoped_release>(),
+            "monitored",
+            [](const FitContextRef& c, const std::string& name) { return c.get("monitored").monitored(name); },
+            py::arg("name"), "'loss', 'val_loss' or 'val_<metric>'; None when this run has no such value.")
+        .def(
+            "require_monitor",
+            [](const FitContextRef& c, const std::string& name, const std::string& who) {
+                c.get("require_monitor").require_monitor(name, who);
+            },
+            py::arg("name"), py::arg("who"))
+        .def("default_monitor", [](const FitContextRef& c) { return c.get("default_monitor").default_monitor(); })
+        .def(
+            "network",
+            [](const FitContextRef& c) {
+                FitContext& context = c.get("network");
+                py::gil_scoped_release release;
+                const SharedObjectLock lock(&c);
+                return Network(context.network());
+            },
             "A copy of the network after this epoch (weights copied from the backend once per epoch).")
-        .def("stop_training", &FitContext::stop_training, py::arg("reason"), "Stop after this epoch.")
-        .def_property_readonly("stop_requested", &FitContext::stop_requested)
-        .def("restore_weights", &FitContext::restore_weights, py::arg("weights"), py::arg("epoch"))
-        .def("save_checkpoint", &FitContext::save_checkpoint, py::arg("path"),
-             py::arg("inputs") = std::vector<std::filesystem::path>{},
-             py::call_guard<py::gil_scoped_release>(), "Write a resumable checkpoint of the run after this epoch.");
+        .def(
+            "stop_training",
+            [](const FitContextRef& c, std::string reason) {
+                c.get("stop_training").stop_training(std::move(reason));
+            },
+            py::arg("reason"), "Stop after this epoch.")
+        .def_property_readonly("stop_requested",
+                               [](const FitContextRef& c) { return c.get("stop_requested").stop_requested(); })
+        .def(
+            "restore_weights",
+            [](const FitContextRef& c, const Checkpoint& weights, std::uint64_t epoch) {
+                c.get("restore_weights").restore_weights(weights, epoch);
+            },
+            py::arg("weights"), py::arg("epoch"))
+        .def(
+            "save_checkpoint",
+            [](const FitContextRef& c, const std::filesystem::path& path,
+               std::vector<std::filesystem::path> inputs) {
+                FitContext& context = c.get("save_checkpoint");
+                py::gil_scoped_release release;
+                const SharedObjectLock lock(&c);
+                context.save_checkpoint(path, std::move(inputs));
+            },
+            py::arg("path"), py::arg("inputs") = std::vector<std::filesystem::path>{},
+            "Write a resumable checkpoint of the run after this epoch.");
 
     py::class_<Callback, PyCallback, std::shared_ptr<Callback>>(
         m, "Callback",
         "A hook into fit: subclass it and override on_train_begin, on_epoch_end or on_train_end (each takes a "
         "FitContext); state_key, save_state and restore_state keep its state in resumable checkpoints.")
         .def(py::init<>())
-        .def("on_train_begin", &Callback::on_train_begin, py::arg("context"))
-        .def("on_epoch_end", &Callback::on_epoch_end, py::arg("context"))
-        .def("on_train_end", &Callback::on_train_end, py::arg("context"))
+        .def(
+            "on_train_begin",
+            [](Callback& callback, const FitContextRef& c) { callback.on_train_begin(c.get("on_train_begin")); },
+            py::arg("context"))
+        .def(
+            "on_epoch_end",
+            [](Callback& callback, const FitContextRef& c) { callback.on_epoch_end(c.get("on_epoch_end")); },
+            py::arg("context"))
+        .def(
+            "on_train_end",
+            [](Callback& callback, const FitContextRef& c) { callback.on_train_end(c.get("on_train_end")); },
+            py::arg("context"))
         .def("state_key", &Callback::state_key)
         .def("save_state", &Callback::save_state)
         .def("restore_state", &Callback::restore_state, py::arg("state"));

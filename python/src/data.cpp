@@ -1,6 +1,8 @@
 // Matrix, Standardization and Dataset. brain.Matrix exposes its storage through the buffer protocol, so
-// numpy.asarray(matrix) is a view (no copy) and filling that view fills the matrix the library reads.
+// numpy.asarray(matrix) is a view (no copy) and filling that view fills the matrix the library reads. A Dataset's
+// setters take its exclusive lock (object_lock.hpp): save_npz may be reading it without the GIL.
 #include "bindings.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -82,12 +84,31 @@ void bind_data(py::module_& m) {
         .def_property_readonly("target_width", &Dataset::target_width)
         .def_property_readonly("feature_names", &Dataset::feature_names)
         .def_property_readonly("target_names", &Dataset::target_names)
-        .def_property("class_labels", &Dataset::class_labels, &Dataset::set_class_labels)
-        .def("set_names", &Dataset::set_names, py::arg("feature_names"), py::arg("target_names"))
+        .def_property("class_labels", &Dataset::class_labels,
+                      [](Dataset& d, std::vector<std::string> labels) {
+                          const ExclusiveObjectLock lock(&d);
+                          d.set_class_labels(std::move(labels));
+                      })
         .def(
-            "standardize", [](Dataset& d) -> Dataset& { return d.standardize(); }, py::return_value_policy::reference_internal,
+            "set_names",
+            [](Dataset& d, std::vector<std::string> feature_names, std::vector<std::string> target_names) {
+                const ExclusiveObjectLock lock(&d);
+                d.set_names(std::move(feature_names), std::move(target_names));
+            },
+            py::arg("feature_names"), py::arg("target_names"))
+        .def(
+            "standardize",
+            [](Dataset& d) -> Dataset& {
+                const ExclusiveObjectLock lock(&d);
+                return d.standardize();
+            },
+            py::return_value_policy::reference_internal,
             "Compute standardisation parameters from these rows and attach them (the rows stay raw).")
-        .def_property("standardization", &Dataset::standardization, &Dataset::set_standardization)
+        .def_property("standardization", &Dataset::standardization,
+                      [](Dataset& d, std::optional<Standardization> s) {
+                          const ExclusiveObjectLock lock(&d);
+                          d.set_standardization(std::move(s));
+                      })
         .def("split", &Dataset::split, py::arg("validation_fraction"), py::arg("seed"),
              "Shuffle (seeded) and split into (train, validation).")
         .def("slice", &Dataset::slice, py::arg("begin"), py::arg("end"), "Rows [begin, end) as a new data set.");

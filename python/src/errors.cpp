@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace brain::python {
 namespace {
@@ -24,6 +25,15 @@ PyObject* builtin_base(ErrorCode code) {
     case ErrorCode::AllocationFailed: return PyExc_MemoryError;
     default: return nullptr;
     }
+}
+
+// A message as a Python str. Messages quote paths, file contents and plugin text, which need not be UTF-8 (a path
+// from os.fsencode, a model file with a stray byte): such bytes appear as \xNN rather than turning the error into
+// a UnicodeDecodeError that hides its class and code. Null, with Python's error set, only if decoding failed.
+py::object message_text(const char* what) {
+    const std::string_view text(what);
+    return py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
 }
 
 } // namespace
@@ -64,14 +74,17 @@ void bind_errors(py::module_& m) {
         } catch (const Error& e) {
             const auto found = classes().find(static_cast<int>(e.code()));
             PyObject* cls = found != classes().end() ? found->second : nullptr;
+            const py::object text = message_text(e.what());
+            if (!text) return; // decoding failed (out of memory): its error stands
             if (!cls) {
-                PyErr_SetString(PyExc_RuntimeError, e.what());
+                PyErr_SetObject(PyExc_RuntimeError, text.ptr());
                 return;
             }
-            py::object instance = py::reinterpret_steal<py::object>(PyObject_CallFunction(cls, "s", e.what()));
+            py::object instance =
+                py::reinterpret_steal<py::object>(PyObject_CallFunctionObjArgs(cls, text.ptr(), nullptr));
             if (!instance) return; // the call set its own error
             instance.attr("code") = py::cast(e.code());
-            instance.attr("message") = py::str(e.what());
+            instance.attr("message") = text;
             PyErr_SetObject(cls, instance.ptr());
         }
     });

@@ -1,7 +1,8 @@
 // Data on disk: NumPy .npy / .npz files (Dataset.from_npy, from_npz, save_npz; load_npy, save_npy and the .npz
 // feature files) and StreamingDataset, rows read from .npy files in chunks while they train. File access releases
-// the GIL.
+// the GIL; save_npz holds the data set's shared lock meanwhile (object_lock.hpp).
 #include "bindings.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -48,8 +49,15 @@ void bind_files(py::module_& m) {
             },
             py::arg("path"), py::arg("target_columns") = std::vector<std::string>{}, py::arg("limits") = py::none(),
             "From a NumPy .npz archive (arrays 'features' and 'targets', optional names and class labels).")
-        .def("save_npz", &Dataset::save_npz, py::arg("path"), py::arg("inputs") = Paths{},
-             py::call_guard<py::gil_scoped_release>(), "Write the data set as an .npz archive, whole or not at all.");
+        .def(
+            "save_npz",
+            [](const Dataset& d, const std::filesystem::path& path, const Paths& inputs) {
+                py::gil_scoped_release release;
+                const SharedObjectLock lock(&d);
+                d.save_npz(path, inputs);
+            },
+            py::arg("path"), py::arg("inputs") = Paths{},
+            "Write the data set as an .npz archive, whole or not at all.");
 
     m.def(
         "load_npy",

@@ -3,7 +3,9 @@
 // takes it back to run Python's signal handlers, so Ctrl-C stops training after that epoch with the network holding
 // its weights (the core's stop_training path), and fit then raises KeyboardInterrupt.
 #include "bindings.hpp"
+#include "fit_context.hpp"
 #include "fit_interrupt.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/stl.h>
 
@@ -19,8 +21,10 @@ thread_local std::unique_ptr<py::error_already_set>* t_interrupt = nullptr;
 
 std::optional<Dataset> optional_dataset(const py::handle& validation, const char* what) {
     if (validation.is_none()) return std::nullopt;
-    if (py::isinstance<py::tuple>(validation) && py::len(validation) == 2) {
-        auto pair = validation.cast<py::tuple>();
+    // A (features, targets) pair as Python spells one: a tuple or a list (neither is a Dataset nor an array).
+    if ((py::isinstance<py::tuple>(validation) || py::isinstance<py::list>(validation)) &&
+        py::len(validation) == 2) {
+        const auto pair = py::reinterpret_borrow<py::sequence>(validation);
         return to_dataset(pair[0], pair[1], what);
     }
     return to_dataset(validation, py::none(), what);
@@ -50,7 +54,7 @@ FitReport run_fit(Network& network, const py::handle& data, const py::handle& ta
     options.on_epoch_end = [&hook](FitContext& context) {
         py::gil_scoped_acquire gil;
         try {
-            if (!hook.is_none()) hook(py::cast(&context, py::return_value_policy::reference));
+            if (!hook.is_none()) call_with_context(hook, context);
             if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         } catch (py::error_already_set& error) {
             if (!capture_interrupt(error, context)) throw;
@@ -58,7 +62,8 @@ FitReport run_fit(Network& network, const py::handle& data, const py::handle& ta
     };
     std::unique_ptr<py::error_already_set> interrupt;
     t_interrupt = &interrupt;
-    // Trained on a copy and assigned with the GIL held: other Python threads may read the network meanwhile.
+    // Trained on a copy (taken with the GIL held, which every writer holds) while other threads may read the
+    // network.
     Network trained = network;
     FitReport report;
     try {
@@ -69,7 +74,12 @@ FitReport run_fit(Network& network, const py::handle& data, const py::handle& ta
         throw;
     }
     t_interrupt = nullptr;
-    network = std::move(trained);
+    {
+        // Other threads may be reading the network without the GIL (predict, save_onnx): they see the old
+        // weights or the new ones, never freed ones.
+        const ExclusiveObjectLock lock(&network);
+        network = std::move(trained);
+    }
     if (interrupt) {
         interrupt->restore();
         throw py::error_already_set();

@@ -1,6 +1,8 @@
-// NetworkBuilder, LayerSpec, Network (predict, evaluate, model files) and Predictor. Prediction releases the GIL;
+// NetworkBuilder, LayerSpec, Network (predict, evaluate, model files) and Predictor. Prediction releases the GIL
+// and holds the network's shared lock meanwhile (object_lock.hpp: another thread's fit may replace the weights);
 // its result is a NumPy array viewing the library's output matrix (no copy).
 #include "bindings.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -44,7 +46,9 @@ void bind_network(py::module_& m) {
 
     py::class_<Network>(m, "Network",
                         "A dense network with its weights, optimizer state and input standardisation. Copies "
-                        "(copy.copy, copy.deepcopy) are independent; pickling goes through the JSON model file.")
+                        "(copy.copy, copy.deepcopy) are independent and keep everything; pickling goes through the "
+                        "JSON model file, which keeps the weights, standardisation and names but not the optimizer "
+                        "state (moments, optimizer_step).")
         .def_static("builder", &Network::builder, "Start describing a network.")
         .def_property_readonly("layers", &Network::layers)
         .def_property_readonly("input_size", &Network::input_size)
@@ -60,12 +64,14 @@ void bind_network(py::module_& m) {
                 return py::array_t<float>(static_cast<py::ssize_t>(p.size()), p.data());
             },
             "A copy of the flat parameters in the ABI's layout (per layer W, out x in row-major, then b).")
-        .def("set_parameters",
-             [](Network& n, const py::handle& values) {
-                 Matrix flat = to_matrix(values, "parameters", false);
-                 n.set_parameters(std::move(flat.data()));
-             },
-             py::arg("parameters"), "Replace the parameters (size must equal parameter_count).")
+        .def(
+            "set_parameters",
+            [](Network& n, const py::handle& values) {
+                Matrix flat = to_matrix(values, "parameters", false);
+                const ExclusiveObjectLock lock(&n);
+                n.set_parameters(std::move(flat.data()));
+            },
+            py::arg("parameters"), "Replace the parameters (size must equal parameter_count).")
         .def_property_readonly("optimizer_step", &Network::optimizer_step)
         .def_property_readonly("epochs_trained", &Network::epochs_trained)
         .def_property_readonly("standardization", &Network::standardization)
@@ -80,6 +86,7 @@ void bind_network(py::module_& m) {
                 Matrix out;
                 {
                     py::gil_scoped_release release;
+                    const SharedObjectLock lock(&n);
                     out = n.predict(x.get());
                 }
                 return to_array(std::move(out));
@@ -93,6 +100,7 @@ void bind_network(py::module_& m) {
                 Matrix out;
                 {
                     py::gil_scoped_release release;
+                    const SharedObjectLock lock(&n);
                     out = n.predict_with_backend(x.get(), backend);
                 }
                 return to_array(std::move(out));
@@ -106,6 +114,7 @@ void bind_network(py::module_& m) {
                 std::vector<std::size_t> classes;
                 {
                     py::gil_scoped_release release;
+                    const SharedObjectLock lock(&n);
                     classes = n.predict_classes(x.get());
                 }
                 py::array_t<std::int64_t> out(static_cast<py::ssize_t>(classes.size()));
@@ -120,14 +129,26 @@ void bind_network(py::module_& m) {
             [](const Network& n, const py::handle& data, const py::handle& targets) {
                 Dataset d = to_dataset(data, targets, "evaluate");
                 py::gil_scoped_release release;
+                const SharedObjectLock lock(&n);
                 return n.evaluate(d);
             },
             py::arg("data"), py::arg("targets") = py::none(),
             "Loss (the training loss) and accuracy for classifiers over a Dataset or (features, targets).")
-        .def("restore_checkpoint", &Network::restore_checkpoint, py::arg("checkpoint"),
-             "Adopt a session's checkpoint; its sizes must match this network.")
-        .def("adopt_dataset_metadata", &Network::adopt_dataset_metadata, py::arg("data"),
-             "Record a data set's standardisation, names and class labels in the model; fit does this.")
+        .def(
+            "restore_checkpoint",
+            [](Network& n, const Checkpoint& checkpoint) {
+                const ExclusiveObjectLock lock(&n);
+                n.restore_checkpoint(checkpoint);
+            },
+            py::arg("checkpoint"), "Adopt a session's checkpoint; its sizes must match this network.")
+        .def(
+            "adopt_dataset_metadata",
+            [](Network& n, const Dataset& data) {
+                const ExclusiveObjectLock lock(&n);
+                n.adopt_dataset_metadata(data);
+            },
+            py::arg("data"),
+            "Record a data set's standardisation, names and class labels in the model; fit does this.")
         .def(
             "save_json",
             [](const Network& n, const std::filesystem::path& path,
@@ -139,12 +160,14 @@ void bind_network(py::module_& m) {
             [](const std::filesystem::path& path, std::optional<InputLimits> limits) {
                 return limits ? Network::load_json(path, *limits) : Network::load_json(path);
             },
-            py::arg("path"), py::arg("limits") = py::none(), "Read a model file; errors name the file and JSON path.")
+            py::arg("path"), py::arg("limits") = py::none(),
+            "Read a model file; errors name the file and JSON path.")
         .def("to_json_string", &Network::to_json_string, "The model as a JSON text.")
-        .def_static("from_json_string", &Network::from_json_string, py::arg("text"),
-                    py::arg("origin") = "<string>", "A model from a JSON text.")
+        .def_static("from_json_string", &Network::from_json_string, py::arg("text"), py::arg("origin") = "<string>",
+                    "A model from a JSON text.")
         .def("__copy__", [](const Network& n) { return Network(n); })
-        .def("__deepcopy__", [](const Network& n, const py::dict&) { return Network(n); }, py::arg("memo"))
+        .def(
+            "__deepcopy__", [](const Network& n, const py::dict&) { return Network(n); }, py::arg("memo"))
         .def(py::pickle([](const Network& n) { return n.to_json_string(); },
                         [](const std::string& text) { return Network::from_json_string(text, "<pickle>"); }))
         .def("__repr__", [](const Network& n) {
@@ -173,6 +196,7 @@ void bind_network(py::module_& m) {
                           "Use as a context manager to release the backend's resources promptly.")
         .def(py::init([](const Network& n, const TrainingBackend& backend, std::size_t max_batch_rows) {
                  py::gil_scoped_release release;
+                 const SharedObjectLock lock(&n);
                  return std::make_unique<Predictor>(n, backend, max_batch_rows);
              }),
              py::arg("network"), py::arg("backend"), py::arg("max_batch_rows") = 0)

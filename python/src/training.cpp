@@ -1,6 +1,8 @@
 // Training from Python: FitReport, Checkpoint, AcceleratorStats and TrainingSession (fit itself is in fit.cpp).
-// The GIL is released while the backend works.
+// The GIL is released while the backend works; a session being opened holds its network's shared lock meanwhile
+// (object_lock.hpp).
 #include "bindings.hpp"
+#include "object_lock.hpp"
 
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
@@ -65,10 +67,12 @@ void bind_training(py::module_& m) {
                  if (py::isinstance<StreamingDataset>(data) && targets.is_none()) {
                      const auto& streamed = data.cast<const StreamingDataset&>();
                      py::gil_scoped_release release;
+                     const SharedObjectLock lock(&n);
                      return std::make_unique<TrainingSession>(n, streamed, c, b);
                  }
                  const Dataset d = to_dataset(data, targets, "TrainingSession");
                  py::gil_scoped_release release;
+                 const SharedObjectLock lock(&n);
                  return std::make_unique<TrainingSession>(n, d, c, b);
              }),
              py::arg("network"), py::arg("data"), py::arg("targets") = py::none(), py::kw_only(),

@@ -1,7 +1,10 @@
 """The C++ API end to end on the CPU plugin: builder, fit, predict, evaluate, sessions, model files, plugins."""
 
+import ast
 import copy
+import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -185,3 +188,54 @@ def test_names_parse_like_the_cli():
     with pytest.raises(brain.InvalidArgument, match="swish"):
         brain.Activation("swish")
     assert brain.version() == brain.__version__
+
+
+def runtime_parameter_names(function, name):
+    """The parameter names of each overload pybind11 lists in `function`'s docstring."""
+    overloads = []
+    for signature in re.findall(r"^(?:\d+\. )?" + re.escape(name) + r"\((.*)\) ->", function.__doc__ or "", re.M):
+        signature = re.sub(r"'[^']*'|\"[^\"]*\"", "''", signature)  # defaults such as ',' hold no separator
+        parts, depth, current = [], 0, ""
+        for ch in signature + ",":
+            depth += (ch in "([{") - (ch in ")]}")
+            if ch == "," and depth == 0:
+                parts.append(current.split(":")[0].split("=")[0].strip())
+                current = ""
+            else:
+                current += ch
+        overloads.append(tuple(p for p in parts if p and p != "*"))
+    return overloads
+
+
+def test_stub_parameter_names_match_the_module():
+    stub = os.path.join(os.path.dirname(brain.__file__), "_brain.pyi")
+    tree = ast.parse(open(stub, encoding="utf-8").read())
+    checked, mismatches = 0, []
+
+    def walk(node, scope, prefix):
+        nonlocal checked
+        for item in node.body:
+            if isinstance(item, ast.ClassDef) and hasattr(scope, item.name):
+                walk(item, getattr(scope, item.name), prefix + item.name + ".")
+            elif isinstance(item, ast.FunctionDef) and not item.name.startswith("__"):
+                function = getattr(scope, item.name, None)
+                if function is None or "property" in [ast.unparse(d) for d in item.decorator_list]:
+                    continue
+                runtime = runtime_parameter_names(function, item.name)
+                if not runtime:
+                    continue  # a pure Python function: its own signature is its documentation
+                a = item.args
+                names = tuple(arg.arg for arg in a.posonlyargs + a.args + a.kwonlyargs)
+                checked += 1
+                if names not in runtime:
+                    mismatches.append(f"{prefix}{item.name}{names}: the module has {runtime}")
+
+    walk(tree, brain._brain, "")
+    assert checked > 100
+    assert not mismatches, "\n".join(mismatches)
+    # The overloads answer to the names the stub gives them.
+    capabilities = brain.plugin_capabilities("cpu")
+    assert capabilities.runs(activation=brain.Activation.Relu)
+    assert capabilities.runs(loss=brain.Loss.MeanSquaredError)
+    assert capabilities.runs(kind=brain.Optimizer.Kind.Adam)
+    assert capabilities.runs(precision=brain.Precision.Float32)

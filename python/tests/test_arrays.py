@@ -101,5 +101,31 @@ def test_wrong_shapes_are_refused():
         net.predict(np.ones((2, 2, 2), dtype=np.float32))
     with pytest.raises(brain.InvalidArgument, match="does not convert"):
         net.predict("not numbers")
+    with pytest.raises(brain.InvalidArgument, match="found a numpy.ndarray of dtype <U1 that does not convert"):
+        net.predict(np.array([["a", "b"]]))
+    with pytest.raises(brain.InvalidArgument, match="found a list that does not convert"):
+        net.predict([[object(), 1.0]])
     with pytest.raises(brain.InvalidData, match="finite"):
         net.predict(np.array([[np.nan, 1.0]], dtype=np.float32))
+
+
+class Raises:
+    """An array-like whose conversion fails with `error`."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __array__(self, *args, **kwargs):
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [MemoryError("no memory"), KeyboardInterrupt(), RuntimeError("broken __array__")])
+def test_errors_other_than_bad_types_propagate_unchanged(error):
+    net = net_2_to_1()
+    for call in (net.predict, lambda x: brain.Dataset(x, np.ones(3, dtype=np.float32)),
+                 lambda x: net.fit(x, np.ones(3, dtype=np.float32))):
+        with pytest.raises(type(error)) as info:
+            call(Raises(error))
+        assert info.value is error and not isinstance(info.value, brain.Error)
+    with pytest.raises(brain.InvalidArgument, match=r"found a [\w.]*Raises that does not convert"):
+        net.predict(Raises(TypeError("not numbers")))

@@ -90,3 +90,21 @@ def test_input_errors(tmp_path):
     check(info, brain.IoError, brain.ErrorCode.IoError)
     with pytest.raises(brain.InvalidArgument, match="epochs is 0"):
         small_network().fit(*small_data(), config=brain.TrainConfig(epochs=0))
+
+
+def test_messages_that_are_not_utf8_keep_the_error_class(tmp_path):
+    # A path Python spells with a surrogate escape (the byte 0xe9 on disk).
+    with pytest.raises(brain.IoError) as info:
+        brain.load("/tmp/x\udce9/none.json")
+    check(info, brain.IoError, brain.ErrorCode.IoError)
+    assert "x\\xe9" in info.value.message
+    # A model file with a byte that is not UTF-8, read from disk and from a string.
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"a":"\xff"}')
+    with pytest.raises(brain.InvalidModelFile) as info:
+        brain.load(path)
+    check(info, brain.InvalidModelFile, brain.ErrorCode.InvalidModelFile)
+    with pytest.raises(brain.InvalidModelFile) as info:
+        brain.Network.from_json_string(b'{"a":"\xff"}')
+    check(info, brain.InvalidModelFile, brain.ErrorCode.InvalidModelFile)
+    assert "\\xff" in info.value.message

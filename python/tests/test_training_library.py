@@ -165,3 +165,54 @@ def test_keyboard_interrupt_through_a_callback_keeps_the_epoch():
     with pytest.raises(KeyboardInterrupt):
         net.fit(X, y, config=brain.TrainConfig(epochs=50, batch_size=64), callbacks=[Interrupt()])
     assert net.epochs_trained == 3
+
+
+def test_a_context_kept_after_its_callback_raises_invalid_state():
+    X, y = regression()
+    config = brain.TrainConfig(epochs=2, batch_size=64)
+    kept, copies = [], []
+
+    def hook(context):
+        kept.append(context)
+        copies.append((context.epoch, context.validation.loss, context.network()))
+
+    class Keeper(brain.Callback):
+        def on_epoch_end(self, context):
+            super().on_epoch_end(context)
+            kept.append(context)
+
+    class Raiser(brain.Callback):
+        def on_epoch_end(self, context):
+            kept.append(context)
+            raise RuntimeError("from the callback")
+
+    net = network()
+    net.fit(X, y, config=config, validation=(X, y), on_epoch_end=hook, callbacks=[Keeper()])
+    # A second run frees the memory of the first: the kept contexts must not read it.
+    net.fit(X, y, config=config)
+    with pytest.raises(RuntimeError, match="from the callback"):
+        net.fit(X, y, config=config, callbacks=[Raiser()])
+    assert len(kept) == 5
+    for context in kept:
+        with pytest.raises(brain.InvalidState, match=r"belonged to epoch \d+'s callback.*no longer valid"):
+            context.epoch
+        with pytest.raises(brain.InvalidState, match="context.network\\(\\) returns a copy"):
+            context.network()
+        with pytest.raises(brain.InvalidState):
+            context.stop_training("too late")
+    assert "epoch 2's callback" in str(pytest.raises(brain.InvalidState, lambda: kept[-3].loss).value)
+    # What was read during the callback stays valid.
+    assert [epoch for epoch, _, _ in copies] == [1, 2]
+    assert all(np.isfinite(loss) for _, loss, _ in copies)
+    assert copies[-1][2].epochs_trained == 2
+
+
+def test_validation_may_be_a_list_pair():
+    X, y = regression()
+    config = brain.TrainConfig(epochs=2, batch_size=64)
+    as_list = network().fit(X, y, config=config, validation=[X[:64], y[:64]])
+    as_tuple = network().fit(X, y, config=config, validation=(X[:64], y[:64]))
+    assert len(as_list.validation_losses) == 2
+    assert as_list.validation_losses == as_tuple.validation_losses
+    with pytest.raises(brain.InvalidArgument, match="without targets"):
+        network().fit(X, y, config=config, validation=[X[:64]])
