@@ -210,6 +210,42 @@ TEST_CASE("10 epochs in one process equal 5, a checkpoint and --resume in anothe
     CHECK_FALSE(fs::exists(dir / "x.json"));
 }
 
+TEST_CASE("brain train --init keeps the model's optimizer, changing only the settings given", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 120 --seed 3 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string data = " --csv " + dir.q("r.csv") + " --target y --epochs 1";
+    const auto sgd = run(bin("brain") + " train" + data +
+                         " --layers 4 --optimizer sgd --lr 0.01 --momentum 0.5 --out " + dir.q("sgd.json"));
+    INFO(sgd.output);
+    REQUIRE(sgd.status == 0);
+    CHECK(contains(sgd.output, "sgd lr 0.01 momentum 0.5"));
+    const auto rate = run(bin("brain") + " train" + data + " --init " + dir.q("sgd.json") + " --lr 0.05 --out " +
+                          dir.q("rate.json"));
+    INFO(rate.output);
+    REQUIRE(rate.status == 0);
+    const auto kept = brain::Network::load_json(dir / "rate.json").optimizer();
+    CHECK(kept.kind == brain::Optimizer::Kind::Sgd);
+    CHECK(kept.learning_rate == 0.05f);
+    CHECK(kept.momentum == 0.5f);
+    const auto kind = run(bin("brain") + " train" + data + " --init " + dir.q("sgd.json") +
+                          " --optimizer adamw --out " + dir.q("adamw.json"));
+    REQUIRE(kind.status == 0);
+    const auto adamw = brain::Network::load_json(dir / "adamw.json").optimizer();
+    CHECK(adamw.kind == brain::Optimizer::Kind::AdamW);
+    CHECK(adamw.learning_rate == 0.01f); // the model's rate
+    CHECK(adamw.weight_decay == 0.01f);
+    // A setting of another optimizer is refused, not silently unused.
+    const auto stray = run(bin("brain") + " train" + data + " --init " + dir.q("sgd.json") +
+                           " --weight-decay 0.1 --out " + dir.q("x.json"));
+    CHECK(stray.status == 2);
+    CHECK(contains(stray.output, "--weight-decay is AdamW's, but the optimizer is sgd (the model's)"));
+    const auto fresh = run(bin("brain") + " train" + data + " --layers 4 --momentum 0.9 --out " + dir.q("x.json"));
+    CHECK(fresh.status == 2);
+    CHECK(contains(fresh.output, "--momentum is SGD's, but the optimizer is adam (the default)"));
+    CHECK_FALSE(fs::exists(dir / "x.json"));
+}
+
 TEST_CASE("brain train --classes on scikit-learn's digits reaches MLPClassifier's accuracy", "[cli]") {
     if (!fs::exists("/usr/bin/python3")) BRAIN_SKIP("no /usr/bin/python3 (Debian's python with scikit-learn)");
     if (run("/usr/bin/python3 -c 'import sklearn'").status != 0)

@@ -50,7 +50,7 @@ struct TrainOptions {
     std::string resume;
     std::string out;
     std::string init;             // continue training this model file
-    bool optimizer_given = false; // --optimizer, --lr, --momentum or --weight-decay on the command line
+    OptimizerFlags optimizer_flags; // --optimizer, --lr, --momentum and --weight-decay as given
     InputOptions input;
     bool stream = false;
     std::uint64_t stream_chunk_rows = StreamOptions{}.chunk_rows;
@@ -151,8 +151,9 @@ Network initial_network(const TrainOptions& o, Dataset& train) {
     if (train.class_labels().empty() && !network.class_labels().empty())
         train.set_class_labels(network.class_labels());
     network.adopt_dataset_metadata(train);
-    if (o.optimizer_given)
-        network.set_optimizer(parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay));
+    const OptimizerFlags& f = o.optimizer_flags;
+    if (f.kind || f.learning_rate || f.momentum || f.weight_decay)
+        network.set_optimizer(apply_optimizer_flags(network.optimizer(), f, true));
     return network;
 }
 
@@ -184,7 +185,7 @@ int run_streamed(const TrainOptions& o, const TrainingBackend& backend,
         width = units;
     }
     shape.push_back(LayerSpec{width, head.target_width(), output});
-    const Optimizer optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
+    const Optimizer optimizer = apply_optimizer_flags(Optimizer::adam(0.001f), o.optimizer_flags, false);
     const std::uint32_t batch = o.batch.value_or(
         static_cast<std::uint32_t>(std::min<std::uint64_t>(256, std::max<std::uint64_t>(stream.size(), 1))));
     require_host_memory(training_host_memory_bytes(shape, optimizer, batch, batch, false, backend, 2),
@@ -305,7 +306,7 @@ int run_train(const TrainOptions& o) {
             width = units;
         }
         shape.push_back(LayerSpec{width, train.target_width(), output});
-        optimizer = parse_optimizer(o.optimizer, o.learning_rate, o.momentum, o.weight_decay);
+        optimizer = apply_optimizer_flags(Optimizer::adam(0.001f), o.optimizer_flags, false);
     }
     // An explicit --batch larger than the data stays an error (the library's); only the default adapts.
     const std::uint32_t batch = o.batch.value_or(
@@ -457,8 +458,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
     const std::vector<CLI::Option*> optimizer_options{
         cmd->add_option("--optimizer", o->optimizer, "adam, sgd or adamw")->capture_default_str(),
         cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str(),
-        cmd->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str(),
-        cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay")->capture_default_str()};
+        cmd->add_option("--momentum", o->momentum, "SGD momentum (with --optimizer sgd)")->capture_default_str(),
+        cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay (with --optimizer adamw)")
+            ->capture_default_str()};
     cmd->add_option("--epochs", o->epochs, "epochs to train (with --resume: the epoch count to reach)")
         ->capture_default_str()
         ->check(whole_number(UINT32_MAX));
@@ -530,8 +532,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
         ->check(whole_number(65536) & CLI::Range(1u, 65536u));
     add_input_options(*cmd, o->input, true);
     cmd->callback([o, cmd, optimizer_options, &exit_code] {
-        o->optimizer_given = std::any_of(optimizer_options.begin(), optimizer_options.end(),
-                                         [](const CLI::Option* option) { return option->count() > 0; });
+        o->optimizer_flags = {};
+        if (optimizer_options[0]->count()) o->optimizer_flags.kind = o->optimizer;
+        if (optimizer_options[1]->count()) o->optimizer_flags.learning_rate = o->learning_rate;
+        if (optimizer_options[2]->count()) o->optimizer_flags.momentum = o->momentum;
+        if (optimizer_options[3]->count()) o->optimizer_flags.weight_decay = o->weight_decay;
         if (!o->resume.empty()) {
             exit_code = run_resume(*o, *cmd);
             return;

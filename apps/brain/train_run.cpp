@@ -4,6 +4,7 @@
 
 #include "app_support.hpp"
 #include "commands.hpp"
+#include "network_options.hpp"
 #include "progress.hpp"
 
 #include <charconv>
@@ -136,9 +137,8 @@ int run_training(TrainRun& run) {
     std::cout << "Training " << network.layers().front().inputs;
     for (const auto& layer : network.layers())
         std::cout << " -> " << layer.outputs << " " << to_string(layer.activation);
-    std::cout << " (" << to_string(network.loss()) << ", " << to_string(network.optimizer().kind) << " lr "
-              << network.optimizer().learning_rate << ") on " << run.backend.describe() << ", batch "
-              << run.config.batch_size << "\n";
+    std::cout << " (" << to_string(network.loss()) << ", " << describe_optimizer(network.optimizer()) << ") on "
+              << run.backend.describe() << ", batch " << run.config.batch_size << "\n";
     std::cout << "data: " << run.csv << ": " << run.train.size() << " training rows"
               << (run.validation ? str(", ", run.validation->size(), " validation rows") : std::string()) << ", "
               << run.train.input_width() << " features -> " << run.train.target_width() << " outputs";
