@@ -224,6 +224,7 @@ TEST_CASE("brain train --init keeps the model's optimizer, changing only the set
                           dir.q("rate.json"));
     INFO(rate.output);
     REQUIRE(rate.status == 0);
+    CHECK(contains(rate.output, "epoch 2/2")); // the model's first epoch was before: 2 of 2, not 2 of 1
     const auto kept = brain::Network::load_json(dir / "rate.json").optimizer();
     CHECK(kept.kind == brain::Optimizer::Kind::Sgd);
     CHECK(kept.learning_rate == 0.05f);

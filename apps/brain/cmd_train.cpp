@@ -335,7 +335,7 @@ int run_train(const TrainOptions& o) {
     run.train = std::move(train);
     run.validation = std::move(validation);
     run.config = TrainConfig{o.epochs, batch, true, o.seed};
-    run.target_epochs = o.epochs;
+    run.target_epochs = run.network.epochs_trained() + o.epochs; // counted over the model's life, as the epochs are
     run.backend = backend;
     run.schedule = schedule;
     run.flags = o.flags;
