@@ -2,6 +2,7 @@
 // step (momentum 0) with learning rate lr moves every parameter by -lr * dL/dp, so (p_before - p_after) / lr is
 // the backend's gradient; it is compared with central differences of Network::evaluate(...).loss.
 #include "support/catch.hpp"
+#include "support/error_match.hpp"
 #include "support/numeric.hpp"
 
 #include <algorithm>
@@ -185,4 +186,41 @@ TEST_CASE("CPU gradients propagate through several hidden layers", "[plugin]") {
                     {Activation::LeakyRelu, Activation::Sigmoid, Activation::Softmax},
                     {5, 4, 3},
                     Loss::CategoricalCrossEntropy});
+}
+
+TEST_CASE("softmax targets that are not one probability distribution per row are refused, naming the row",
+          "[plugin]") {
+    auto net = brain::Network::builder()
+                   .input_size(2)
+                   .dense(3, Activation::Softmax)
+                   .optimizer(brain::Optimizer::sgd(0.1f))
+                   .seed(1)
+                   .build();
+    const std::vector<float> before = net.parameters();
+    brain::Matrix x(3, 2);
+    const auto targets_with = [](std::vector<float> row1) {
+        brain::Matrix y(3, 3);
+        y(0, 0) = 1.0f;
+        for (std::size_t c = 0; c < 3; ++c) y(1, c) = row1[c];
+        y(2, 2) = 1.0f;
+        return y;
+    };
+    const brain::TrainConfig config{1, 3, false, 1};
+    for (const auto& [row, fragment] :
+         std::vector<std::pair<std::vector<float>, std::string>>{{{0.0f, 0.0f, 0.0f}, "sums to 0"},
+                                                                 {{1.0f, 1.0f, 0.0f}, "sums to 2"},
+                                                                 {{1.5f, -0.5f, 0.0f}, "negative"}}) {
+        INFO(fragment);
+        const brain::Dataset data(x, targets_with(row));
+        const std::string message =
+            brain::test::expect_error(brain::ErrorCode::InvalidData, [&] { net.fit(data, config); });
+        CHECK(message.find("target row 1") != std::string::npos);
+        CHECK(message.find(fragment) != std::string::npos);
+        CHECK(message.find("probability distribution") != std::string::npos);
+        CHECK(net.parameters() == before);
+    }
+    // Soft labels that sum to 1 (within float rounding) train.
+    const brain::Dataset soft(x, targets_with({0.2f, 0.7f, 0.1f}));
+    net.fit(soft, config);
+    CHECK(net.parameters() != before);
 }

@@ -384,7 +384,7 @@ TEST_CASE("refuse_undeclared names the first feature outside the capabilities", 
 }
 
 TEST_CASE("the SDK's memory estimate is the core's, byte for byte", "[core]") {
-    const brain::Dataset data(brain::Matrix(40, 6, 0.25f), brain::Matrix(40, 3, 0.5f));
+    const brain::Dataset data(brain::Matrix(40, 6, 0.25f), brain::Matrix(40, 3, 1.0f / 3.0f)); // softmax targets
     const brain::Network networks[] = {
         brain::Network::builder().input_size(6).dense(3, brain::Activation::Linear).build(),
         brain::Network::builder()
