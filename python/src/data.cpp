@@ -104,11 +104,13 @@ void bind_data(py::module_& m) {
             },
             py::return_value_policy::reference_internal,
             "Compute standardisation parameters from these rows and attach them (the rows stay raw).")
-        .def_property("standardization", &Dataset::standardization,
-                      [](Dataset& d, std::optional<Standardization> s) {
-                          const ExclusiveObjectLock lock(&d);
-                          d.set_standardization(std::move(s));
-                      })
+        // A copy: a reference into the data set would dangle once its standardisation is replaced or removed.
+        .def_property(
+            "standardization", [](const Dataset& d) { return d.standardization(); },
+            [](Dataset& d, std::optional<Standardization> s) {
+                const ExclusiveObjectLock lock(&d);
+                d.set_standardization(std::move(s));
+            })
         .def("split", &Dataset::split, py::arg("validation_fraction"), py::arg("seed"),
              "Shuffle (seeded) and split into (train, validation).")
         .def("slice", &Dataset::slice, py::arg("begin"), py::arg("end"), "Rows [begin, end) as a new data set.");

@@ -93,9 +93,10 @@ void bind_files(py::module_& m) {
         .def_readwrite("window_chunks", &StreamOptions::window_chunks)
         .def_readwrite("limits", &StreamOptions::limits);
 
-    py::class_<StreamingDataset>(m, "StreamingDataset",
-                                 "Feature and target rows that stay on disk (.npy files), read in chunks while they "
-                                 "train; pass it to TrainingSession.")
+    py::class_<StreamingDataset>(
+        m, "StreamingDataset",
+        "Feature and target rows that stay on disk (.npy files), read in chunks while they "
+        "train; pass it to TrainingSession.")
         .def_static("from_npy", &StreamingDataset::from_npy, py::arg("features"), py::arg("targets"),
                     py::arg("options") = StreamOptions{}, py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("size", &StreamingDataset::size)
@@ -109,8 +110,9 @@ void bind_files(py::module_& m) {
             "standardize", [](StreamingDataset& d) -> StreamingDataset& { return d.standardize(); },
             py::return_value_policy::reference_internal, py::call_guard<py::gil_scoped_release>(),
             "Per-feature mean and deviation in one pass over the files, attached to the data set.")
-        .def_property("standardization", &StreamingDataset::standardization,
-                      &StreamingDataset::set_standardization)
+        .def_property(
+            "standardization", [](const StreamingDataset& d) { return d.standardization(); },
+            &StreamingDataset::set_standardization)
         .def("read_rows", &StreamingDataset::read_rows, py::arg("begin"), py::arg("end"),
              py::call_guard<py::gil_scoped_release>(), "Rows [begin, end) in file order as an in-memory Dataset.")
         .def_property_readonly("buffer_bytes", &StreamingDataset::buffer_bytes);

@@ -74,7 +74,8 @@ void bind_network(py::module_& m) {
             py::arg("parameters"), "Replace the parameters (size must equal parameter_count).")
         .def_property_readonly("optimizer_step", &Network::optimizer_step)
         .def_property_readonly("epochs_trained", &Network::epochs_trained)
-        .def_property_readonly("standardization", &Network::standardization)
+        // A copy, as the data set's: fit or restore_checkpoint may replace what a reference would point into.
+        .def_property_readonly("standardization", [](const Network& n) { return n.standardization(); })
         .def_property_readonly("class_labels", &Network::class_labels)
         .def_property_readonly("feature_names", &Network::feature_names)
         .def_property_readonly("target_names", &Network::target_names)

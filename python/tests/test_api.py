@@ -239,3 +239,21 @@ def test_stub_parameter_names_match_the_module():
     assert capabilities.runs(loss=brain.Loss.MeanSquaredError)
     assert capabilities.runs(kind=brain.Optimizer.Kind.Adam)
     assert capabilities.runs(precision=brain.Precision.Float32)
+
+
+def test_a_standardization_read_stays_valid_after_the_object_changes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    y = X[:, :1].copy()
+    d = brain.Dataset(X, y).standardize()
+    kept = d.standardization
+    mean = list(kept.mean)
+    d.standardization = None
+    assert d.standardization is None
+    assert list(kept.mean) == mean
+    net = brain.Network.builder().input_size(3).dense(1, "linear").seed(1).build()
+    net.fit(brain.Dataset(X, y).standardize(), config=brain.TrainConfig(epochs=1, batch_size=10))
+    read = net.standardization
+    net.fit(brain.Dataset(X * 3.0, y).standardize(), config=brain.TrainConfig(epochs=1, batch_size=10))
+    assert list(read.mean) == pytest.approx(mean, rel=1e-6)
+    assert list(net.standardization.mean) == pytest.approx([3.0 * m for m in mean], rel=1e-5)
