@@ -399,6 +399,8 @@ std::vector<Case> input_rows(const Fixture& f) {
     for (const auto& [status, command] : std::vector<std::pair<int, std::string>>{
              {105, "{brain} train --csv c.csv --target churned --epochs abc --out z.json"},
              {105, "{brain} train --csv c.csv --target churned --epochs -1 --out z.json"},
+             {105, "{brain} train --csv c.csv --target churned --lr 0 --out z.json"},
+             {105, "{brain} train --csv c.csv --target churned --lr nan --out z.json"},
              {105, "{brain} estimate --inputs 3 --batch 99999999999999999999999"},
              {106, "{brain} train --csv c.csv --out z.json"},
              {106, "{brain}"},

@@ -1,6 +1,7 @@
 #include "cli_options.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <string>
 
 namespace brain::app {
@@ -23,6 +24,24 @@ CLI::Validator whole_number(std::uint64_t max) {
             return {};
         },
         "0.." + std::to_string(max));
+}
+
+CLI::Validator finite_above(double low, bool or_equal) {
+    const std::string range = std::string(or_equal ? ">= " : "> ") + CLI::detail::to_string(low);
+    return CLI::Validator(
+        [low, or_equal, range](std::string& text) -> std::string {
+            double value = 0.0;
+            const char* first = text.data();
+            const char* last = first + text.size();
+            if (first != last && *first == '+') ++first;
+            const auto [end, ec] = std::from_chars(first, last, value);
+            const float as_float = static_cast<float>(value);
+            if (first == last || end != last || ec != std::errc() || !std::isfinite(as_float) ||
+                !(or_equal ? as_float >= low : as_float > low))
+                return "expected a finite number " + range + " (in float32), found '" + text + "'";
+            return {};
+        },
+        "NUMBER " + range);
 }
 
 CLI::Validator file_name() {

@@ -437,11 +437,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--classes", o->classes,
                     "train a softmax classifier on this column's values as classes, numbers (digits 0-9, codes) or "
                     "text; the labels are kept in the model and printed back by predict (implies --target COLUMN)");
-    auto* init =
-        cmd->add_option("--init", o->init,
-                        "continue training this model file (from brain train or brain import): its layers, "
-                        "loss, standardisation and names stay, and its optimizer unless --optimizer, --lr, "
-                        "--momentum or --weight-decay is given");
+    auto* init = cmd->add_option(
+        "--init", o->init,
+        "continue training this model file (from brain train or brain import): its layers, "
+        "loss, standardisation, names and optimizer stay (--lr, --momentum and --weight-decay change "
+        "that setting, --optimizer starts another kind)");
     auto* layers = cmd->add_option("--layers", o->layers, "hidden layer widths, comma-separated")
                        ->delimiter(',')
                        ->capture_default_str()
@@ -457,10 +457,15 @@ void add_train_command(CLI::App& app, int& exit_code) {
         "--loss", o->loss, "mse, bce or cce (default: bce for a sigmoid output, cce for softmax, mse otherwise)");
     const std::vector<CLI::Option*> optimizer_options{
         cmd->add_option("--optimizer", o->optimizer, "adam, sgd or adamw")->capture_default_str(),
-        cmd->add_option("--lr", o->learning_rate, "learning rate")->capture_default_str(),
-        cmd->add_option("--momentum", o->momentum, "SGD momentum (with --optimizer sgd)")->capture_default_str(),
+        cmd->add_option("--lr", o->learning_rate, "learning rate")
+            ->capture_default_str()
+            ->check(finite_above(0, false)),
+        cmd->add_option("--momentum", o->momentum, "SGD momentum (with --optimizer sgd)")
+            ->capture_default_str()
+            ->check(finite_above(0, true)),
         cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay (with --optimizer adamw)")
-            ->capture_default_str()};
+            ->capture_default_str()
+            ->check(finite_above(0, true))};
     cmd->add_option("--epochs", o->epochs, "epochs to train (with --resume: the epoch count to reach)")
         ->capture_default_str()
         ->check(whole_number(UINT32_MAX));
@@ -500,7 +505,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
                     "val_rmse, val_r2, ... (default: val_loss with --validation, else loss)");
     cmd->add_option("--min-delta", o->flags.min_delta,
                     "early stopping: an improvement must beat the best by more than this")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(finite_above(0, true));
     auto* every = cmd->add_option("--checkpoint-every", o->flags.checkpoint_every,
                                   "write a resumable checkpoint every N epochs (to --checkpoint-dir)")
                       ->check(whole_number(UINT32_MAX) & CLI::Range(1u, UINT32_MAX));
