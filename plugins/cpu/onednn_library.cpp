@@ -94,7 +94,14 @@ const sigset_t& deferred_signals() {
     return set;
 }
 
+// Whether this thread blocks deferred_signals() for good (defer_signals_on_this_thread).
+thread_local bool t_signals_deferred = false;
+
 } // namespace
+
+void defer_signals_on_this_thread() noexcept {
+    if (pthread_sigmask(SIG_BLOCK, &deferred_signals(), nullptr) == 0) t_signals_deferred = true;
+}
 
 int OnednnLibrary::gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b,
                         int ldb, float* c, int ldc) const noexcept {
@@ -103,10 +110,11 @@ int OnednnLibrary::gemm(bool trans_a, bool trans_b, int m, int n, int k, const f
     const int threads = get_max_threads ? get_max_threads() : 1;
     if (threads != 1) set_num_threads(1);
     // A signal that arrives meanwhile stays pending and is handled on return (or by another thread).
+    const bool hold = block_signals && !t_signals_deferred;
     sigset_t previous;
-    if (block_signals) pthread_sigmask(SIG_BLOCK, &deferred_signals(), &previous);
+    if (hold) pthread_sigmask(SIG_BLOCK, &deferred_signals(), &previous);
     const int status = sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-    if (block_signals) pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (hold) pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (threads != 1) set_num_threads(threads);
     return status;
 }

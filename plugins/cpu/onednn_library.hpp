@@ -29,4 +29,9 @@ struct OnednnLibrary {
 // Load oneDNN once (thread-safe). Never throws: a missing or unusable library leaves `unavailable` set.
 const OnednnLibrary& onednn();
 
+// Blocks, for the rest of the calling thread's life, the signals a oneDNN product holds off, so that its products
+// skip the two system calls each: for the plugin's own worker threads, which handle no signal (the application's
+// threads take them).
+void defer_signals_on_this_thread() noexcept;
+
 } // namespace brain::cpu

@@ -1,5 +1,7 @@
 #include "worker_pool.hpp"
 
+#include "onednn_library.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -110,6 +112,7 @@ void WorkerPool::work_on(std::uint32_t generation) noexcept {
 }
 
 void WorkerPool::worker() noexcept {
+    defer_signals_on_this_thread();
     // The generation this thread has finished with. Not a load of m_work: a thread that starts late must still
     // take part in the runs published before it ran (it only finds them fully claimed, which is harmless).
     std::uint32_t seen = 0;
