@@ -184,6 +184,24 @@ TEST_CASE("StreamingDataset refuses mismatched, damaged and non-finite files nam
                                {"nan.npy", "row 2", "column 0"});
 }
 
+TEST_CASE("a streamed softmax session refuses a target row that is not a distribution, naming file and row",
+          "[plugin]") {
+    TempDir dir("soft");
+    Matrix x(30, 2, 0.5f), y(30, 3);
+    for (std::size_t r = 0; r < 30; ++r) y(r, r % 3) = 1.0f;
+    y(17, 0) = 1.0f; // two labels in one row
+    brain::save_npy(dir.path / "x.npy", x);
+    brain::save_npy(dir.path / "y.npy", y);
+    StreamOptions options;
+    options.chunk_rows = 4;
+    options.window_chunks = 2;
+    const auto stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    const auto net = brain::Network::builder().input_size(2).dense(3, brain::Activation::Softmax).seed(1).build();
+    brain::TrainingSession session(net, stream, brain::TrainConfig{1, 5, true, 2}, brain::TrainingBackend::cpu());
+    brain::test::require_error([&] { session.train_epoch(); }, ErrorCode::InvalidData,
+                               {"y.npy", "target row 17", "sums to 2", "probability distribution"});
+}
+
 TEST_CASE("a streamed session trains exactly as in memory when both keep file order", "[plugin]") {
     TempDir dir("same");
     const Dataset data = smooth_data(250, 6);

@@ -24,25 +24,29 @@ void validate_training_input(const Network& network, const Dataset& data, const 
                     " but the data set has only ", data.size(), " rows; use a batch size of at most ", data.size());
     // Softmax with cross-entropy learns from (softmax - target), the loss's gradient only for a target row that is
     // a probability distribution: any other row would train towards something its reported loss does not measure.
-    if (network.loss() == Loss::CategoricalCrossEntropy) {
-        const Matrix& t = data.targets();
-        for (std::size_t r = 0; r < t.rows(); ++r) {
-            double sum = 0.0;
-            float least = 0.0f;
-            for (std::size_t c = 0; c < t.cols(); ++c) {
-                sum += t(r, c);
-                least = std::min(least, t(r, c));
-            }
-            if (least >= 0.0f && std::abs(sum - 1.0) <= 1e-3) continue;
-            std::string values;
-            for (std::size_t c = 0; c < t.cols() && c < 8; ++c) values += (c ? ", " : "") + std::to_string(t(r, c));
-            if (t.cols() > 8) values += ", ...";
-            BRAIN_THROW(ErrorCode::InvalidData, "target row ", r, " (", values, ") ",
-                        least < 0.0f ? "has a negative value" : "sums to " + std::to_string(sum),
-                        "; categorical cross-entropy (a softmax output) trains on one probability distribution "
-                        "per row: one-hot labels, or soft labels that are non-negative and sum to 1. Normalise "
-                        "the rows, or give several labels per row to sigmoid outputs with binary cross-entropy");
+    if (network.loss() == Loss::CategoricalCrossEntropy)
+        check_probability_rows(data.targets().data().data(), data.size(), data.target_width(), 0, "");
+}
+
+void check_probability_rows(const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
+                            const std::string& origin) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = targets + r * cols;
+        double sum = 0.0;
+        float least = 0.0f;
+        for (std::size_t c = 0; c < cols; ++c) {
+            sum += row[c];
+            least = std::min(least, row[c]);
         }
+        if (least >= 0.0f && std::abs(sum - 1.0) <= 1e-3) continue;
+        std::string values;
+        for (std::size_t c = 0; c < cols && c < 8; ++c) values += (c ? ", " : "") + std::to_string(row[c]);
+        if (cols > 8) values += ", ...";
+        BRAIN_THROW(ErrorCode::InvalidData, origin.empty() ? "" : origin + ": ", "target row ", first_row + r, " (",
+                    values, ") ", least < 0.0f ? "has a negative value" : "sums to " + std::to_string(sum),
+                    "; categorical cross-entropy (a softmax output) trains on one probability distribution "
+                    "per row: one-hot labels, or soft labels that are non-negative and sum to 1. Normalise "
+                    "the rows, or give several labels per row to sigmoid outputs with binary cross-entropy");
     }
 }
 

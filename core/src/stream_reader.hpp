@@ -19,6 +19,8 @@ public:
     StreamReader(const StreamReader&) = delete;
     StreamReader& operator=(const StreamReader&) = delete;
 
+    // Check every target row read (categorical cross-entropy's probability rows) as it is read.
+    void require_probability_targets() noexcept { m_probability_targets = true; }
     // Rows at positions [first, first + count) of epoch `epoch`'s order into features and targets.
     void fetch(std::uint64_t epoch, std::uint64_t first, std::uint32_t count, float* features, float* targets);
     // The ABI's view of this reader (context = this), valid while it lives.
@@ -46,6 +48,7 @@ private:
     StreamingDataset m_data;
     std::uint64_t m_seed;
     bool m_shuffle;
+    bool m_probability_targets = false;
     std::uint64_t m_chunk_rows;
     std::uint64_t m_window_chunks;
     std::uint64_t m_chunks;
