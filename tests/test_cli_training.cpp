@@ -166,6 +166,8 @@ TEST_CASE("10 epochs in one process equal 5, a checkpoint and --resume in anothe
     INFO(first.output);
     REQUIRE(first.status == 0);
     REQUIRE(fs::exists(dir / "ck" / "epoch-5.json"));
+    // The data file is recorded absolute: --resume finds it from any working directory.
+    CHECK(fs::path(brain::TrainingCheckpoint::load(dir / "ck" / "epoch-5.json").notes.at("csv")).is_absolute());
     const auto second = run(bin("brain") + " train --resume " + dir.q("ck/epoch-5.json") + " --epochs 10 --out " +
                             dir.q("resumed.json"));
     INFO(second.output);

@@ -343,7 +343,9 @@ int run_train(const TrainOptions& o) {
     run.inputs = inputs;
     run.out = o.out;
     // What --resume needs to read the same rows again (a CSV run).
-    if (!o.source.csv.empty()) run.notes["csv"] = o.source.csv;
+    // Absolute, so that --resume finds the rows from any working directory.
+    if (!o.source.csv.empty())
+        run.notes["csv"] = std::filesystem::absolute(o.source.csv).lexically_normal().string();
     for (std::size_t i = 0; i < targets.size(); ++i) run.notes["target." + std::to_string(i)] = targets[i];
     if (!o.classes.empty()) run.notes["classes"] = o.classes;
     run.notes["validation"] = number_text(o.validation);
@@ -381,6 +383,13 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
     BRAIN_CHECK_ARG(target > checkpoint.epochs_trained(), o.resume, " has trained ", checkpoint.epochs_trained(),
                     " epochs, which reaches ", cmd.count("--epochs") ? "--epochs " : "the run's ", target,
                     "; ask for more with --epochs N (the epoch count to reach)");
+    if (!cmd.count("--csv")) {
+        std::error_code ec;
+        BRAIN_CHECK(std::filesystem::exists(csv, ec), ErrorCode::IoError, "the data file ", quote_excerpt(csv),
+                    " that ", o.resume, " was trained on (recorded in the checkpoint) is not there",
+                    std::filesystem::path(csv).is_relative() ? " from this working directory" : "",
+                    "; give --csv FILE to name it (the same rows: the checkpoint checks them)");
+    }
     check_output_path(o.out, {csv, o.resume});
     const TrainingBackend backend = parse_backend(o);
 
