@@ -102,13 +102,15 @@ public:
     Matrix predict_with_backend(MatrixView inputs, const TrainingBackend& backend) const;
     // For classifiers: the predicted class index of each row (argmax; a single sigmoid output thresholds 0.5).
     std::vector<std::size_t> predict_classes(MatrixView inputs) const;
-    // Loss (the training loss) over a data set; for classifiers also accuracy, per-class precision, recall and F1,
-    // their macro and weighted averages and the confusion matrix; for regressors RMSE, MAE and R^2 per output.
+    // Loss (the training loss) over a data set; for classifiers of one label per row (softmax, or one sigmoid unit)
+    // also accuracy, per-class precision, recall and F1, their macro and weighted averages and the confusion
+    // matrix (several sigmoid units: the argmax's accuracy only); for regressors RMSE, MAE and R^2 per output.
     Evaluation evaluate(const Dataset& data) const;
 
     // Adopt a session's checkpoint; its sizes must match this network.
     void restore_checkpoint(const Checkpoint& checkpoint);
-    // Replace the parameters (size must equal parameter_count()).
+    // Replace the parameters (size must equal parameter_count()); the optimizer state (moments, step count) stays,
+    // set_optimizer restarts it.
     void set_parameters(std::vector<float> parameters);
 
     // Write the model file (docs/model-format.md) through write_file_safely (safe_file.hpp): whole or not at all,
