@@ -165,7 +165,7 @@ std::vector<Case> input_rows(const Fixture& f) {
         {"9",
          "a pipe longer than the input limit stops at the limit",
          nullptr,
-         "head -c 3145728 /dev/zero | {brain} train --csv /dev/stdin --target y --max-input-mib 1 --out z.json",
+         "yes y,z | head -c 3145728 | {brain} train --csv /dev/stdin --target y --max-input-mib 1 --out z.json",
          2,
          {"error: InvalidData: ", "goes on past the limit of 1.0 MiB", "--max-input-mib"}});
     const auto sparse = [](Fixture& fx) {

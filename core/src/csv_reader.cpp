@@ -4,7 +4,6 @@
 #include "csv_input.hpp"
 #include "csv_region.hpp"
 #include "csv_scan.hpp"
-#include "input_file.hpp"
 
 #include <brain/csv_table.hpp>
 #include <brain/error.hpp>
@@ -28,9 +27,15 @@ struct TableSink {
 } // namespace
 
 CsvTable CsvTable::read(const std::filesystem::path& path, char delimiter, const InputLimits& limits) {
-    const std::string text =
-        detail::read_input_file(path, "CSV file", limits.max_file_bytes, ErrorCode::InvalidData);
-    return parse(text, path.string(), delimiter, limits);
+    BRAIN_CHECK_ARG(delimiter != '"' && delimiter != '\n' && delimiter != '\r' && delimiter != '\0',
+                    "CSV delimiter must not be a quote, a line break or NUL; use ',', ';' or '\\t'");
+    // Through CsvInput: a pipe's records are held to RecordBound while it is read (a regular file is mapped).
+    detail::CsvInput input(path, limits);
+    const detail::csv::Rules rules{delimiter, limits};
+    const detail::csv::Header header = detail::csv::read_header(input, rules, path.string());
+    const detail::csv::ColumnPlan plan(header.names.size());
+    detail::csv::read_all_bounded(input, header, rules, plan, path.string());
+    return parse(input.text(), path.string(), delimiter, limits);
 }
 
 std::vector<std::string> CsvTable::read_header(const std::filesystem::path& path, char delimiter,

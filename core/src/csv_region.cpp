@@ -29,6 +29,23 @@ struct HeaderSink {
     void cell(std::size_t, std::string_view, std::uint64_t) {}
 };
 
+// RecordBound's scan: every defect the whole parse (RowSink) finds in a cell, nothing kept.
+struct CheckSink {
+    const ColumnPlan& plan;
+    const std::vector<std::string>& header;
+    void header_cell(std::size_t, std::string_view, std::uint64_t) {}
+    void cell(std::size_t column, std::string_view value, std::uint64_t line) const {
+        const Use use = plan.use[column];
+        if (use != Use::Number && use != Use::Target) return;
+        const Number n = parse_number(value);
+        if (use == Use::Number && n.kind != NumberKind::Number)
+            fault_at(line, number_fault_text(column_words(column, &header), plan.number_roles[plan.slot[column]],
+                                             n.kind, value));
+        if (use == Use::Target && n.kind == NumberKind::Empty)
+            fault_at(line, number_fault_text(column_words(column, &header), "a target", n.kind, value));
+    }
+};
+
 void check_names(const std::vector<std::string>& names, std::uint64_t line) {
     std::unordered_map<std::string_view, std::size_t> seen;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -144,31 +161,25 @@ void raise(const Fault& fault, const std::string& origin, std::uint64_t first_li
     throw Error(fault.code, origin + ":" + std::to_string(first_line + fault.line) + ": " + fault.text);
 }
 
-Header read_header(CsvInput& input, const Rules& rules, const std::string& origin) {
-    // A pipe: buffer until the first record that is not a blank line is whole (or the input ends).
-    while (!input.at_end()) {
-        const std::string_view text = input.text();
-        if (text.size() >= 3) {
-            const std::size_t from = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-            if (count_records(text, from, text.size(), rules.delimiter, false).records >= 1) break;
-        }
-        input.read_more(input.offset(), std::max<std::size_t>(text.size(), 64 * 1024));
-    }
-    Header header = read_header(input.text(), rules, origin);
-    header.data_offset += input.offset();
-    return header;
-}
+namespace {
 
-Header read_header(std::string_view text, const Rules& rules, const std::string& origin) {
+// The header at the start of `text`; with `partial` (a pipe's first bytes) nothing when its record is not whole
+// yet, though a limit it already breaks (a cell too long, too many columns) is refused at once.
+std::optional<Header> scan_header(std::string_view text, const Rules& rules, const std::string& origin,
+                                  bool partial) {
     const std::size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
     HeaderSink sink{rules, {}};
     RecordScanner<HeaderSink> scanner(text, start, rules, nullptr, 0, sink);
+    if (partial) scanner.set_partial();
     Header header;
     try {
         while (true) {
             const auto step = scanner.next();
-            if (step == RecordScanner<HeaderSink>::Step::End)
+            if (step == RecordScanner<HeaderSink>::Step::Incomplete) return std::nullopt;
+            if (step == RecordScanner<HeaderSink>::Step::End) {
+                if (partial) return std::nullopt;
                 fault_at(0, "the file is empty; expected a header row naming the columns, then one row per sample");
+            }
             if (step == RecordScanner<HeaderSink>::Step::Record) break;
         }
         check_names(sink.names, scanner.record_line());
@@ -180,6 +191,81 @@ Header read_header(std::string_view text, const Rules& rules, const std::string&
     header.data_offset = scanner.pos();
     header.data_line = 1 + scanner.line();
     return header;
+}
+
+} // namespace
+
+Header read_header(CsvInput& input, const Rules& rules, const std::string& origin) {
+    // A pipe: buffer until the first record that is not a blank line is whole (or the input ends).
+    while (!input.at_end()) {
+        const std::string_view text = input.text();
+        if (text.size() >= 3)
+            if (std::optional<Header> header = scan_header(text, rules, origin, true)) {
+                header->data_offset += input.offset();
+                return std::move(*header);
+            }
+        input.read_more(input.offset(), std::max<std::size_t>(text.size(), 64 * 1024));
+    }
+    Header header = read_header(input.text(), rules, origin);
+    header.data_offset += input.offset();
+    return header;
+}
+
+Header read_header(std::string_view text, const Rules& rules, const std::string& origin) {
+    return *scan_header(text, rules, origin, false);
+}
+
+RecordBound::RecordBound(const Rules& rules, const std::vector<std::string>& header, const ColumnPlan& plan)
+    : m_rules(rules), m_header(header), m_plan(plan) {
+    // Per cell: leading blanks, two quotes around up to twice the limit (doubled quotes), trailing blanks, and
+    // the delimiter; then a CRLF.
+    const std::uint64_t cell = 4 * std::uint64_t{rules.limits.max_cell_bytes} + 3;
+    const std::uint64_t row = cell > UINT64_MAX / std::max<std::size_t>(header.size(), 1)
+                                  ? UINT64_MAX
+                                  : cell * std::max<std::size_t>(header.size(), 1);
+    m_bound = row > UINT64_MAX - 2 ? UINT64_MAX : row + 2;
+}
+
+void RecordBound::check(const CsvInput& input, std::size_t begin, std::uint64_t first_line,
+                        const std::string& origin) {
+    if (input.mapped() || input.at_end()) return; // the whole text is there: the parse reports what it holds
+    const std::string_view text = input.text();
+    // Counting resumes where the last check found the record that was not whole yet.
+    const std::size_t from = std::max<std::uint64_t>(begin, m_whole - std::min(m_whole, input.offset()));
+    const RecordCount count =
+        count_records(text, std::min(from, text.size()), text.size(), m_rules.delimiter, false);
+    m_whole = input.offset() + count.end;
+    if (!count.incomplete || text.size() - count.end <= m_bound) return;
+    // The last record is longer than a whole one can be: it holds a fault (or an earlier record does), found by
+    // scanning in file order as the parse would.
+    CheckSink sink{m_plan, m_header};
+    RecordScanner<CheckSink> scanner(text, begin, m_rules, &m_header, m_header.size(), sink);
+    scanner.set_partial();
+    try {
+        while (true) {
+            const auto step = scanner.next();
+            if (step == RecordScanner<CheckSink>::Step::End) return;
+            if (step == RecordScanner<CheckSink>::Step::Incomplete) break;
+        }
+    } catch (const FaultThrown& f) {
+        raise(f.fault, origin, first_line);
+    }
+    // Each of its cells is within the limit, so it has a field past the header's width.
+    if (scanner.fields() >= m_header.size())
+        raise(Fault{ErrorCode::InvalidData, scanner.record_line(),
+                    concat("expected ", m_header.size(), " fields (as in the header), found at least ",
+                           scanner.fields() + 1, " in a record already longer than ", text.size() - count.end,
+                           " bytes; every row needs one value per header column")},
+              origin, first_line);
+}
+
+void read_all_bounded(CsvInput& input, const Header& header, const Rules& rules, const ColumnPlan& plan,
+                      const std::string& origin) {
+    RecordBound bound(rules, header.names, plan);
+    while (!input.at_end()) {
+        input.read_more(input.offset(), std::max<std::size_t>(input.text().size(), std::size_t{1} << 20));
+        bound.check(input, static_cast<std::size_t>(header.data_offset - input.offset()), header.data_line, origin);
+    }
 }
 
 Region::Region(const CsvInput& input, const Rules& rules, const std::vector<std::string>& header,

@@ -61,6 +61,31 @@ struct ColumnPlan {
     void text(std::size_t column);
 };
 
+// Bounds what a pipe's reader buffers for one record. A record of the header's width is at most bytes() long (each
+// cell at most max_cell_bytes of text, with its blanks, quotes, doubled quotes and delimiter); one already longer
+// is refused as soon as the buffer passes that length, with the fault the whole parse would report (the cell
+// limit, or too many fields), not once its end arrives or the input limit trips.
+class RecordBound {
+public:
+    RecordBound(const Rules& rules, const std::vector<std::string>& header, const ColumnPlan& plan);
+    std::uint64_t bytes() const noexcept { return m_bound; }
+    // After more of a pipe is buffered: `begin` is a record start in input.text(), on line `first_line`, from
+    // where records are checked. Nothing to do for a mapped file or a pipe read to its end.
+    void check(const CsvInput& input, std::size_t begin, std::uint64_t first_line, const std::string& origin);
+
+private:
+    const Rules& m_rules;
+    const std::vector<std::string>& m_header;
+    const ColumnPlan& m_plan;
+    std::uint64_t m_bound;
+    std::uint64_t m_whole = 0; // file offset before which the buffered records are known to be whole
+};
+
+// A pipe read to its end (a mapped file has it already), with `header` read from it and its records held to
+// RecordBound on the way.
+void read_all_bounded(CsvInput& input, const Header& header, const Rules& rules, const ColumnPlan& plan,
+                      const std::string& origin);
+
 // Where pass 2 writes a region's rows (rows x numbers, rows x targets, ...); null for what the plan has none of.
 struct RowOutputs {
     float* numbers = nullptr;

@@ -115,7 +115,8 @@ inline std::string number_fault_text(const std::string& column, std::string_view
 template <class Sink>
 class RecordScanner {
 public:
-    enum class Step { Record, Blank, End };
+    // Incomplete: only in partial mode, the record runs to the end of the text and may go on past it.
+    enum class Step { Record, Blank, End, Incomplete };
 
     // `header` names the columns in messages (null while the header itself is read). `at_end`: the text reaches
     // the end of the input (otherwise a record that runs to the end of the text is incomplete: NeedMore).
@@ -136,6 +137,9 @@ public:
     std::uint64_t record_line() const noexcept { return m_record_line; }
     // The fields of the last record.
     std::size_t fields() const noexcept { return m_field_count; }
+    // The text is a prefix of the input (a pipe still being read): a record that reaches its end is Incomplete
+    // rather than cut there, so every fault the scan throws is one the whole input has too.
+    void set_partial() noexcept { m_partial = true; }
 
     // Scan the record at pos(): a data (or header) record, a blank line (skipped, nothing delivered), or the end.
     Step next() {
@@ -153,14 +157,17 @@ public:
             // Leading blanks: pushed into the cell as any other byte, so they count towards its length.
             while (p < n && is_blank(text[p]) && text[p] != delimiter) ++p;
             if (p - m_pos > max_cell) cell_too_long(std::string_view(text + m_pos, max_cell));
+            if (m_partial && p >= n) return Step::Incomplete;
             std::string_view value;
             if (p < n && text[p] == '"') {
                 has_text = true;
                 p = read_quoted(p, value);
+                if (p == cut) return Step::Incomplete;
             } else {
                 std::uint8_t seen = 0;
                 const std::size_t q = find_stop(p, seen);
                 if (q - m_pos > max_cell) cell_too_long(std::string_view(text + m_pos, max_cell));
+                if (m_partial && q >= n) return Step::Incomplete;
                 if (q < n && text[q] == '\0') nul_byte(m_line);
                 std::size_t e = q;
                 while (e > p && is_blank(text[e - 1]) && text[e - 1] != delimiter) --e;
@@ -172,6 +179,7 @@ public:
             const bool more = p < n && text[p] == delimiter;
             // A line of blanks alone is a blank line: nothing is delivered for it.
             if (m_field_count == 0 && !more && !has_text) {
+                if (cut_in_line_break(p)) return Step::Incomplete;
                 end_line(p);
                 return Step::Blank;
             }
@@ -185,6 +193,7 @@ public:
                 m_field_line = m_line;
                 continue;
             }
+            if (cut_in_line_break(p)) return Step::Incomplete;
             end_line(p);
             if (m_width != 0 && m_field_count != m_width)
                 fault_at(m_record_line, "expected ", m_width, " fields (as in the header), found ", m_field_count,
@@ -196,6 +205,12 @@ public:
 private:
     static constexpr std::uint8_t stop = 1; // delimiter, line break or NUL: the end of an unquoted cell
     static constexpr std::uint8_t high = 2; // not ASCII: the cell needs the UTF-8 check
+    static constexpr std::size_t cut = std::string_view::npos; // read_quoted: the partial text ends in the cell
+
+    // Partial mode, a carriage return that ends the text: a line feed may follow it, part of the same break.
+    bool cut_in_line_break(std::size_t p) const noexcept {
+        return m_partial && p + 1 == m_text.size() && m_text[p] == '\r';
+    }
 
     // The first delimiter, line break or NUL at or after q (or the end); `seen` gets `high` when a byte before it
     // is not ASCII. Sixteen bytes at a time where SSE2 is there (every x86-64), then byte by byte.
@@ -279,12 +294,14 @@ private:
         bool any_high = false;
         std::size_t length = 0; // bytes of the cell's text so far
         while (true) {
+            if (q >= n && m_partial) return cut;
             if (q >= n)
                 fault_at(opened_on, where(),
                          ": unterminated quoted field (the opening quote has no closing quote before the end of the "
                          "file); close the quote or write a literal quote as \"\"");
             const char c = text[q];
             if (c == '"') {
+                if (q + 1 >= n && m_partial) return cut; // a doubled quote, or the closing one?
                 if (q + 1 < n && text[q + 1] == '"') {
                     if (!escaped) {
                         m_unescaped.assign(text + first, q - first);
@@ -309,9 +326,13 @@ private:
             ++length;
             ++q;
         }
-        // Only blanks may follow the closing quote before the delimiter or the end of the line.
+        // Only blanks may follow the closing quote before the delimiter or the end of the line; no more of them
+        // than a cell may hold, so that a record's length is bounded by its cells' (RecordBound).
         const char delimiter = m_rules.delimiter;
+        const std::size_t closed = q;
         while (q < n && is_blank(text[q]) && text[q] != delimiter) ++q;
+        if (q - closed > max_cell) cell_too_long(value);
+        if (q >= n && m_partial) return cut;
         if (q < n && text[q] != delimiter && text[q] != '\n' && text[q] != '\r')
             fault_at(m_line, where(), ": unexpected character ", quote_excerpt(std::string_view(text + q, 1)),
                      " after a closing quote; quote the whole field and write a literal quote as \"\"");
@@ -331,6 +352,7 @@ private:
     std::uint64_t m_field_line = 0;
     std::size_t m_field_count = 0;
     std::string m_unescaped; // a quoted cell with doubled quotes, unescaped (reused: no allocation per cell)
+    bool m_partial = false;  // set_partial()
 };
 
 // Where the records of a piece of text start and end, found without reading their cells.

@@ -18,6 +18,7 @@ struct CsvRowStream::Impl {
     detail::csv::Rules rules;
     detail::csv::Header header;
     detail::csv::ColumnPlan plan;
+    detail::csv::RecordBound bound; // a pipe's record refused once it is longer than the header allows
     std::size_t chunk_bytes;
     std::uint64_t position = 0; // file offset of the next record
     std::uint64_t line = 0;     // its line
@@ -27,7 +28,8 @@ struct CsvRowStream::Impl {
     Impl(const std::filesystem::path& path, char delimiter, const InputLimits& limits, std::size_t chunk)
         : origin(path.string()), input(path, limits), rules{delimiter, limits},
           header(detail::csv::read_header(input, rules, origin)), plan(header.names.size()),
-          chunk_bytes(std::max<std::size_t>(chunk, 1)), position(header.data_offset), line(header.data_line) {}
+          bound(rules, header.names, plan), chunk_bytes(std::max<std::size_t>(chunk, 1)),
+          position(header.data_offset), line(header.data_line) {}
 };
 
 CsvRowStream::CsvRowStream(const std::filesystem::path& path, const std::vector<std::string>& columns,
@@ -79,6 +81,7 @@ bool CsvRowStream::next(Matrix& values, std::vector<std::uint64_t>& lines) {
         const std::size_t begin = static_cast<std::size_t>(s.position - s.input.offset());
         if (region.count(begin, begin + s.chunk_bytes)) break;
         if (s.input.at_end()) break; // counted again below with the whole rest
+        s.bound.check(s.input, begin, s.line, s.origin);
         want *= 2;
     }
     const std::uint64_t rows = region.rows();

@@ -34,7 +34,7 @@ Dataset Dataset::from_csv(const std::filesystem::path& path, const CsvOptions& o
     for (const std::size_t c : target_index) plan.target(c);
     plan.max_labels = options.limits.max_classes;
 
-    input.read_all(); // a pipe: the whole text (a mapping has it already)
+    csv::read_all_bounded(input, header, rules, plan, file); // a pipe: the whole text (a mapping has it already)
     csv::Region region(input, rules, header.names, plan, detail::load_threads());
     region.count(static_cast<std::size_t>(header.data_offset - input.offset()), input.text().size());
     const std::uint64_t rows = region.rows();

@@ -2,6 +2,7 @@
 #include "csv_input.hpp"
 #include "csv_targets.hpp"
 #include "host_memory.hpp"
+#include "interop_common.hpp"
 #include "npy_format.hpp"
 #include "npz_archive.hpp"
 
@@ -16,14 +17,17 @@ namespace brain {
 
 namespace {
 
-// Memory for a rows x columns matrix of `what`, checked first.
-Matrix allocate(std::uint64_t rows, std::uint64_t columns, const std::string& what) {
+// Room for a rows x columns matrix of `what`, checked first and reserved, not touched: the values are appended
+// as they are read, so the memory in use follows the bytes an input really holds, not the shape it claims.
+std::vector<float> reserve_matrix(std::uint64_t rows, std::uint64_t columns, const std::string& what) {
     detail::require_host_memory(detail::saturating_mul(detail::saturating_mul(rows, columns), 4),
                                 "the " + std::to_string(rows) + " x " + std::to_string(columns) + " matrix of " + what,
                                 "use a smaller file, or free memory");
     try {
-        return Matrix(static_cast<std::size_t>(rows), static_cast<std::size_t>(columns));
-    } catch (const std::bad_alloc&) {
+        std::vector<float> values;
+        values.reserve(static_cast<std::size_t>(rows * columns));
+        return values;
+    } catch (const std::exception&) { // bad_alloc, or length_error past the vector's largest size
         BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory for the ", rows, " x ", columns,
                     " matrix of ", what, "; free memory or use a smaller file");
     }
@@ -43,17 +47,18 @@ Matrix read_matrix(const detail::npy::Header& h, const std::string& origin, Read
     if (h.kind == 'U')
         BRAIN_THROW(ErrorCode::InvalidData, origin, ": holds text (dtype ", quote_excerpt(h.descr),
                     ") where numbers were expected");
-    Matrix out = allocate(h.rows, h.columns, origin);
+    std::vector<float> values = reserve_matrix(h.rows, h.columns, origin);
     const std::uint64_t count = h.rows * h.columns;
     constexpr std::uint64_t step = 1 << 18;
     std::string raw;
     for (std::uint64_t done = 0; done < count; done += step) {
         const auto n = static_cast<std::size_t>(std::min(step, count - done));
         const char* src = read(done * h.itemsize, n * h.itemsize, raw);
-        const std::size_t bad = detail::npy::to_float(h, src, n, out.data().data() + done);
+        values.resize(static_cast<std::size_t>(done) + n); // within the reservation: no copy
+        const std::size_t bad = detail::npy::to_float(h, src, n, values.data() + done);
         if (bad != n) not_finite(origin, h, done + bad, src + bad * h.itemsize);
     }
-    return out;
+    return Matrix(static_cast<std::size_t>(h.rows), static_cast<std::size_t>(h.columns), std::move(values));
 }
 
 Matrix read_member(detail::npz::Member& member) {
@@ -64,12 +69,28 @@ Matrix read_member(detail::npz::Member& member) {
     });
 }
 
-std::vector<std::string> read_names(detail::npz::Reader& archive, const std::string& array) {
+// The texts of array `array`, held to the rules a model holds them to when it is saved: valid UTF-8 (read_texts)
+// and, when `unique` (feature names, class labels), non-empty and unique, since a CSV header cannot hold others
+// and a model would fail to save only after training. Read in steps: memory follows the bytes the member holds,
+// not the size its header claims.
+std::vector<std::string> read_names(detail::npz::Reader& archive, const std::string& array, bool unique) {
     detail::npz::Member member = archive.open(array);
     const auto& h = member.header();
-    std::string data(h.data_bytes, '\0');
-    member.read(data.data(), data.size());
-    return detail::npy::read_texts(h, data, member.origin());
+    constexpr std::uint64_t step = 1 << 20;
+    std::string data;
+    for (std::uint64_t done = 0; done < h.data_bytes; done += step) {
+        const auto n = static_cast<std::size_t>(std::min(step, h.data_bytes - done));
+        data.resize(static_cast<std::size_t>(done) + n);
+        member.read(data.data() + done, n);
+    }
+    std::vector<std::string> names = detail::npy::read_texts(h, data, member.origin());
+    if (const auto problem = detail::names_problem(names, unique))
+        BRAIN_THROW(ErrorCode::InvalidData, member.origin(), ": ", *problem,
+                    unique
+                        ? "; feature names and class labels must be non-empty and unique (a model keeps them and "
+                          "predict finds its columns by them); fix the names in the archive"
+                        : "; fix the names in the archive");
+    return names;
 }
 
 std::vector<std::string> default_names(const char* prefix, std::size_t n) {
@@ -132,7 +153,7 @@ Dataset Dataset::from_npz(const std::filesystem::path& path, const NpyOptions& o
     BRAIN_CHECK(x.rows() > 0 && x.cols() > 0, ErrorCode::InvalidData, origin,
                 ": the array 'features' is empty; a data set needs at least one row and column");
     std::vector<std::string> feature_names =
-        archive.has("feature_names") ? read_names(archive, "feature_names") : default_names("x", x.cols());
+        archive.has("feature_names") ? read_names(archive, "feature_names", true) : default_names("x", x.cols());
     BRAIN_CHECK(feature_names.size() == x.cols(), ErrorCode::InvalidData, origin, ": 'feature_names' holds ",
                 feature_names.size(), " names for the ", x.cols(), " columns of 'features'; the archive is inconsistent");
     Dataset data;
@@ -144,7 +165,7 @@ Dataset Dataset::from_npz(const std::filesystem::path& path, const NpyOptions& o
         BRAIN_CHECK(y.rows() == x.rows(), ErrorCode::InvalidData, origin, ": 'features' has ", x.rows(),
                     " rows but 'targets' has ", y.rows(), "; give one target row per feature row");
         data.m_target_names =
-            archive.has("target_names") ? read_names(archive, "target_names") : default_names("y", y.cols());
+            archive.has("target_names") ? read_names(archive, "target_names", false) : default_names("y", y.cols());
         BRAIN_CHECK(data.m_target_names.size() == y.cols(), ErrorCode::InvalidData, origin, ": 'target_names' holds ",
                     data.m_target_names.size(), " names for the ", y.cols(), " columns of 'targets'");
         data.m_features = std::move(x);
@@ -167,7 +188,7 @@ Dataset Dataset::from_npz(const std::filesystem::path& path, const NpyOptions& o
         data.m_features = std::move(f);
         data.m_targets = std::move(t);
     }
-    if (archive.has("class_labels")) data.set_class_labels(read_names(archive, "class_labels"));
+    if (archive.has("class_labels")) data.set_class_labels(read_names(archive, "class_labels", true));
     return data;
 }
 
@@ -177,7 +198,7 @@ NpzFeatures load_npz_features(const std::filesystem::path& path, const InputLimi
     NpzFeatures out;
     out.features = read_member(member);
     if (archive.has("feature_names")) {
-        out.names = read_names(archive, "feature_names");
+        out.names = read_names(archive, "feature_names", true);
         BRAIN_CHECK(out.names.size() == out.features.cols(), ErrorCode::InvalidData, path.string(),
                     ": 'feature_names' holds ", out.names.size(), " names for the ", out.features.cols(),
                     " columns of 'features'; the archive is inconsistent");

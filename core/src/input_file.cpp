@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -55,7 +56,7 @@ std::string describe_file_type(unsigned mode) {
 }
 
 InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-                     ErrorCode limit_code)
+                     ErrorCode limit_code, Fifo fifo)
     : m_path(path), m_kind(kind), m_max_bytes(max_bytes), m_limit_code(limit_code) {
     const std::string name = path.string();
     BRAIN_CHECK_ARG(!name.empty(), "no ", kind, " given (an empty path); name the file to read");
@@ -81,6 +82,16 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
         too_large_error(path, kind, max_bytes, limit_code, "is " + format_bytes(m_size) + ", more than");
     // A pipe is read as any program reads one: waiting for its writer.
     if (!m_regular) ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
+    // A FIFO opened with O_NONBLOCK before its writer reads as empty (clearing the flag does not change that), so
+    // wait as `cat fifo` would: poll returns once a writer has written or come and gone. An anonymous pipe
+    // (/dev/stdin, <(command)) returns at once when its writer has already finished.
+    if (!m_regular && fifo == Fifo::Wait) {
+        pollfd ready{file.fd, POLLIN, 0};
+        while (::poll(&ready, 1, -1) < 0)
+            if (errno != EINTR)
+                BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name,
+                            "' (a pipe): waiting for its writer failed: ", std::strerror(errno));
+    }
     m_fd = std::exchange(file.fd, -1);
 }
 

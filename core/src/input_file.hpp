@@ -20,8 +20,12 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
 // Owns the descriptor; a pipe's is blocking again. Move-only.
 class InputFile {
 public:
+    // What opening a FIFO does: wait for a writer, as `cat fifo` does (a FIFO opened before its writer would
+    // otherwise read as empty), or return at once, for readers that need a regular file and refuse a FIFO.
+    enum class Fifo { Wait, NoWait };
+
     InputFile(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-              ErrorCode limit_code);
+              ErrorCode limit_code, Fifo fifo = Fifo::Wait);
     ~InputFile();
     InputFile(InputFile&& other) noexcept;
     InputFile& operator=(InputFile&&) = delete;

@@ -21,6 +21,15 @@ inline std::string dump_json(const FloatJson& j) {
     return j.dump(-1, ' ', false, FloatJson::error_handler_t::replace);
 }
 
+// nlohmann's message without its "[json.exception.parse_error.101] " id, which tells a user nothing: "parse
+// error at line 1, column 501: syntax error while parsing ...".
+inline std::string json_error_text(const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    if (what.starts_with("[json.exception"))
+        if (const auto pos = what.find("] "); pos != std::string::npos) what.erase(0, pos + 2);
+    return what;
+}
+
 // Reads one document; `document` names it in "missing" messages ("a brain model file").
 class JsonReader {
 public:

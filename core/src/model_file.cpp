@@ -59,13 +59,6 @@ public:
     explicit Reader(const std::string& origin) : JsonReader(origin, "a brain model file") {}
 };
 
-// "[json.exception.parse_error.101] parse error at line 1, ..." without the bracketed id.
-std::string strip_exception_id(std::string what) {
-    if (what.starts_with("[json.exception"))
-        if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    return what;
-}
-
 // JSON pointer (RFC 6901) of the first number whose magnitude exceeds float32's range, or "" if none is found
 // (e.g. the number overflows even a double).
 std::string find_out_of_range_number(const std::string& text) {
@@ -184,16 +177,16 @@ Network Network::from_json_string(const std::string& text, const std::string& or
     try {
         doc = Json::parse(text);
     } catch (const Json::parse_error& e) {
-        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", strip_exception_id(e.what()),
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", detail::json_error_text(e),
                     "); a brain model file is the JSON written by save_json");
     } catch (const Json::out_of_range& e) {
         // The float parser refuses numbers beyond float32's range; find which one for the message.
         const std::string where = find_out_of_range_number(text);
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": ", where.empty() ? std::string("a number") : where,
-                    ": non-finite number: outside the float32 range (+-3.4e38) (", strip_exception_id(e.what()),
+                    ": non-finite number: outside the float32 range (+-3.4e38) (", detail::json_error_text(e),
                     "); every number must be finite");
     } catch (const Json::exception& e) {
-        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not readable as JSON (", strip_exception_id(e.what()),
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not readable as JSON (", detail::json_error_text(e),
                     ")");
     }
     const Reader rd(origin);

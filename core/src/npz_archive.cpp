@@ -72,7 +72,8 @@ void Member::seek(std::uint64_t offset) {
 
 Reader::Reader(const std::filesystem::path& path, const InputLimits& limits)
     : m_origin(path.string()), m_limits(limits) {
-    InputFile file(path, "NumPy archive", limits.max_file_bytes, ErrorCode::InvalidData);
+    InputFile file(path, "NumPy archive", limits.max_file_bytes, ErrorCode::InvalidData, InputFile::Fifo::NoWait);
+    m_file_bytes = file.size();
     BRAIN_CHECK(file.sized(), ErrorCode::IoError, "cannot read the NumPy archive '", m_origin,
                 "': it is not a regular file of known size (an .npz archive is read by its directory at the end; "
                 "save it to a file first)");
@@ -102,6 +103,26 @@ bool Reader::has(const std::string& array) const {
     return zip_name_locate(m_archive, (array + ".npy").c_str(), ZIP_FL_ENC_RAW) >= 0;
 }
 
+void Reader::check_claimed_size(const zip_stat_t& st, const std::string& origin) const {
+    // The sizes in a zip header are claims. Packed data must lie inside the archive, and the unpacked size must be
+    // one that data can unpack to (stored: the same; deflated: at most 1032 times as much, deflate's limit), so a
+    // 400-byte archive cannot make brain set aside gigabytes for an array it does not hold.
+    if (!(st.valid & ZIP_STAT_COMP_SIZE)) return;
+    if (st.comp_size > m_file_bytes)
+        BRAIN_THROW(ErrorCode::InvalidData, origin, ": its packed data is said to be ", st.comp_size,
+                    " bytes, more than the whole archive (", m_file_bytes,
+                    " bytes); the archive is truncated or damaged, write it again");
+    if (!(st.valid & ZIP_STAT_COMP_METHOD)) return;
+    const bool deflated = st.comp_method == ZIP_CM_DEFLATE;
+    if (st.comp_method != ZIP_CM_STORE && !deflated) return; // read in steps, memory following the data
+    const std::uint64_t most = deflated ? saturating_add(saturating_mul(st.comp_size, 1032), 64) : st.comp_size;
+    if (st.size > most)
+        BRAIN_THROW(ErrorCode::InvalidData, origin, ": the array is said to be ", st.size,
+                    " bytes unpacked, but its ", st.comp_size, " ", deflated ? "deflated" : "stored",
+                    " bytes can hold at most ", most, deflated ? " (deflate packs at most 1032:1)" : "",
+                    "; the archive is damaged or forged, write it again (numpy.savez, brain convert)");
+}
+
 Member Reader::open(const std::string& array) {
     const std::string name = array + ".npy";
     const std::string origin = m_origin + ":" + name;
@@ -122,6 +143,7 @@ Member Reader::open(const std::string& array) {
                     " for input files; if it is what you meant, raise the limit (the brain command's "
                     "--max-input-mib, InputLimits::max_file_bytes)");
     const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+    check_claimed_size(st, origin);
     zip_file* file = zip_fopen_index(m_archive, static_cast<zip_uint64_t>(index), 0);
     if (!file)
         BRAIN_THROW(ErrorCode::InvalidData, origin, ": cannot open it (",

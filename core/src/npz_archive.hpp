@@ -15,6 +15,7 @@
 
 struct zip;
 struct zip_file;
+struct zip_stat;
 
 namespace brain::detail::npz {
 
@@ -62,7 +63,11 @@ public:
     const std::string& origin() const noexcept { return m_origin; }
 
 private:
+    // InvalidData, before anything is allocated for it, when a member's sizes cannot be true of this archive.
+    void check_claimed_size(const zip_stat& st, const std::string& origin) const;
+
     zip* m_archive = nullptr;
+    std::uint64_t m_file_bytes = 0; // the archive's size
     std::string m_origin;
     InputLimits m_limits;
     std::vector<std::string> m_arrays;

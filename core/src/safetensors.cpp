@@ -2,6 +2,7 @@
 // Network::save_safetensors / load_safetensors.
 #include "input_file.hpp"
 #include "interop_common.hpp"
+#include "json_reader.hpp"
 #include "network_access.hpp"
 #include "safetensors_format.hpp"
 
@@ -9,9 +10,9 @@
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <brain/safe_file.hpp>
+#include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
-#include <limits>
 #include <set>
 
 namespace brain {
@@ -155,10 +156,7 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& ori
     try {
         doc = Json::parse(header.begin(), header.end(), check);
     } catch (const Json::exception& e) {
-        std::string what = e.what();
-        if (const auto pos = what.find("] "); what.starts_with("[json.exception") && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        rd.fail("the header is not valid JSON (" + what + ")");
+        rd.fail("the header is not valid JSON (" + detail::json_error_text(e) + ")");
     }
     if (!doc.is_object()) rd.fail("the header is not a JSON object");
 

@@ -17,7 +17,8 @@ namespace {
 StreamArray open_array(const std::filesystem::path& path, const InputLimits& limits) {
     // The file's size does not bound memory here (only a window of rows is ever held), so only the columns and the
     // header are limited.
-    detail::InputFile file(path, "NumPy file", std::numeric_limits<std::uint64_t>::max(), ErrorCode::InvalidData);
+    detail::InputFile file(path, "NumPy file", std::numeric_limits<std::uint64_t>::max(), ErrorCode::InvalidData,
+                           detail::InputFile::Fifo::NoWait);
     const std::string origin = path.string();
     BRAIN_CHECK(
         file.sized(), ErrorCode::IoError, "cannot stream '", origin,

@@ -119,7 +119,8 @@ TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text,
     try {
         doc = Json::parse(text);
     } catch (const Json::exception& e) {
-        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not a readable JSON document (", e.what(),
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not a readable JSON document (",
+                    detail::json_error_text(e),
                     "); a brain checkpoint is the JSON written by TrainingCheckpoint::save (brain train "
                     "--checkpoint-every)");
     }
