@@ -3,6 +3,7 @@
 // CSV records through a pipe that never end, FIFOs opened before their writer, truncated checkpoints. Each row is
 // a real process held to the bounds of support/hostile.hpp; the rows about memory also to a far smaller one.
 #include "support/hostile.hpp"
+#include "support/npy_bytes.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,15 +21,8 @@ constexpr std::uint64_t k_small_rss_kib = 64 * 1024; // what a refused input may
 
 // A C-order .npy array: `descr` and `shape` as NumPy writes them ("'<f4'", "(2, 3)"), then its raw bytes.
 std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
-    std::string header = "{'descr': " + descr + ", 'fortran_order': False, 'shape': " + shape + ", }";
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::string out = "\x93NUMPY";
-    out += '\x01';
-    out += '\x00';
-    out += static_cast<char>(header.size() & 0xff);
-    out += static_cast<char>(header.size() >> 8);
-    return out + header + data;
+    return brain::test::npy_file_bytes("{'descr': " + descr + ", 'fortran_order': False, 'shape': " + shape + ", }",
+                                       data);
 }
 
 std::string floats(std::initializer_list<float> values) {

@@ -2,6 +2,7 @@
 // dtypes NumPy writes read as NumPy reads them, and every damaged or unsupported file refused with its reason.
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
+#include "support/npy_bytes.hpp"
 #include "support/process.hpp"
 
 #include <bit>
@@ -43,15 +44,7 @@ std::string read_bytes(const fs::path& path) {
 
 // An .npy file with the given header dict and raw data, padded as NumPy pads it.
 std::string npy(const std::string& dict, const std::string& data) {
-    std::string header = dict;
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::string out = "\x93NUMPY";
-    out += '\x01';
-    out += '\x00';
-    out += static_cast<char>(header.size() & 0xff);
-    out += static_cast<char>(header.size() >> 8);
-    return out + header + data;
+    return brain::test::npy_file_bytes(dict, data);
 }
 
 template <class T>
