@@ -135,7 +135,6 @@ void bind_callbacks(py::module_& m) {
             "network",
             [](const FitContextRef& c) {
                 FitContext& context = c.get("network");
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&c);
                 return Network(context.network());
             },
@@ -159,7 +158,6 @@ void bind_callbacks(py::module_& m) {
             [](const FitContextRef& c, const std::filesystem::path& path,
                std::vector<std::filesystem::path> inputs) {
                 FitContext& context = c.get("save_checkpoint");
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&c);
                 context.save_checkpoint(path, std::move(inputs));
             },

@@ -52,7 +52,6 @@ void bind_files(py::module_& m) {
         .def(
             "save_npz",
             [](const Dataset& d, const std::filesystem::path& path, const Paths& inputs) {
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&d);
                 d.save_npz(path, inputs);
             },

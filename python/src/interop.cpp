@@ -33,7 +33,6 @@ void bind_interop(py::module_& m) {
         .def(
             "save_onnx",
             [](const Network& n, const std::filesystem::path& path, const Paths& inputs) {
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&n);
                 n.save_onnx(path, inputs);
             },
@@ -51,7 +50,6 @@ void bind_interop(py::module_& m) {
         .def(
             "save_safetensors",
             [](const Network& n, const std::filesystem::path& path, const Paths& inputs) {
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&n);
                 n.save_safetensors(path, inputs);
             },
@@ -60,7 +58,6 @@ void bind_interop(py::module_& m) {
         .def_static(
             "load_safetensors",
             [](const std::filesystem::path& path, const Network& architecture, std::optional<InputLimits> limits) {
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&architecture);
                 return Network::load_safetensors(path, architecture, limits_or_default(limits));
             },

@@ -86,7 +86,6 @@ void bind_network(py::module_& m) {
                 const MatrixArg x(inputs, "inputs", false);
                 Matrix out;
                 {
-                    py::gil_scoped_release release;
                     const SharedObjectLock lock(&n);
                     out = n.predict(x.get());
                 }
@@ -100,7 +99,6 @@ void bind_network(py::module_& m) {
                 const MatrixArg x(inputs, "inputs", false);
                 Matrix out;
                 {
-                    py::gil_scoped_release release;
                     const SharedObjectLock lock(&n);
                     out = n.predict_with_backend(x.get(), backend);
                 }
@@ -114,7 +112,6 @@ void bind_network(py::module_& m) {
                 const MatrixArg x(inputs, "inputs", false);
                 std::vector<std::size_t> classes;
                 {
-                    py::gil_scoped_release release;
                     const SharedObjectLock lock(&n);
                     classes = n.predict_classes(x.get());
                 }
@@ -129,7 +126,6 @@ void bind_network(py::module_& m) {
             "evaluate",
             [](const Network& n, const py::handle& data, const py::handle& targets) {
                 Dataset d = to_dataset(data, targets, "evaluate");
-                py::gil_scoped_release release;
                 const SharedObjectLock lock(&n);
                 return n.evaluate(d);
             },
@@ -196,7 +192,6 @@ void bind_network(py::module_& m) {
                           "A network's weights held on a backend; predict() streams rows through it in batches. "
                           "Use as a context manager to release the backend's resources promptly.")
         .def(py::init([](const Network& n, const TrainingBackend& backend, std::size_t max_batch_rows) {
-                 py::gil_scoped_release release;
                  const SharedObjectLock lock(&n);
                  return std::make_unique<Predictor>(n, backend, max_batch_rows);
              }),

@@ -16,13 +16,14 @@ namespace brain::python {
 // outlives) the object; two objects sharing a stripe only wait for each other, since no code holds two at once.
 std::shared_mutex& object_mutex(const void* object) noexcept;
 
-// A reader's lock: taken after the GIL is released and dropped before it is taken back (declare it inside the
-// py::gil_scoped_release scope, after the release).
+// A reader's lock, constructed with the GIL held: it releases the GIL, then takes the lock, and drops the lock
+// before it takes the GIL back, so the scope it guards runs without the GIL.
 class SharedObjectLock {
 public:
     explicit SharedObjectLock(const void* object) : m_lock(object_mutex(object)) {}
 
 private:
+    py::gil_scoped_release m_release;           // first in, last out: the GIL comes back after the lock is dropped
     std::shared_lock<std::shared_mutex> m_lock; // held for this reader's lifetime
 };
 

@@ -66,12 +66,10 @@ void bind_training(py::module_& m) {
                  const TrainingBackend b = backend ? *backend : TrainingBackend::cpu();
                  if (py::isinstance<StreamingDataset>(data) && targets.is_none()) {
                      const auto& streamed = data.cast<const StreamingDataset&>();
-                     py::gil_scoped_release release;
                      const SharedObjectLock lock(&n);
                      return std::make_unique<TrainingSession>(n, streamed, c, b);
                  }
                  const Dataset d = to_dataset(data, targets, "TrainingSession");
-                 py::gil_scoped_release release;
                  const SharedObjectLock lock(&n);
                  return std::make_unique<TrainingSession>(n, d, c, b);
              }),
