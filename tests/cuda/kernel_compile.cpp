@@ -66,11 +66,13 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // docs/cuda-plugin.md's table: the bias gradient's place (0, 1; 2 is the default above), the folded head (0;
     // 1 is the default), the head's weights from global memory (0; 1 is the default), the row-share kernel without
     // its row shares (0; 1 is the default), the register cap left to ptxas (0), as toolkits before CUDA 12.4 build
-    // the kernel, and the tiles' floor measurement (1; 0 is the default).
+    // the kernel, the tiles' floor measurement (1; 0 is the default) and a warp sum per head output (0; 6 is the
+    // default).
     const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
-    for (const char* define : {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1",
-                               "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0",
-                               "BRAIN_FUSED_MAX_REGISTERS=0", "BRAIN_FUSED_TILE_FLOOR=1"}) {
+    for (const char* define :
+         {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
+          "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
+          "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_HEAD_LANES=0"}) {
         INFO(define);
         std::string log;
         std::vector<char> image;
@@ -89,9 +91,9 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     CHECK(source.find("__global__") == std::string::npos);
     const std::string text = brain::cuda::kernel_text(source);
     CHECK(text.rfind(source, 0) == 0);
-    for (const char* file :
-         {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu", "mixed_kernels.cu",
-          "fused_epilogues.cuh", "fused_gemm.cuh", "fused_shares.cuh", "fused_epoch.cu", "cluster_epoch.cu"}) {
+    for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
+                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_shares.cuh",
+                             "fused_head.cuh", "fused_epoch.cu", "cluster_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }

@@ -1,6 +1,6 @@
 // The fused epoch kernel: a whole epoch of a narrow network in one cooperative launch. Its products (tiles, a warp
-// per output, their epilogues) are fused_gemm.cuh's, its gradients summed in shares fused_shares.cuh's; the math is
-// dense_math.cuh's, the same code as the per-operation kernels'.
+// per output, their epilogues) are fused_gemm.cuh's, its gradients summed in shares fused_shares.cuh's, its loss
+// phase fused_head.cuh's; the math is dense_math.cuh's, the same code as the per-operation kernels'.
 //
 // Why: for small layers an optimizer step is a dozen tiny kernels, and even replayed from a CUDA graph each one
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,
@@ -13,7 +13,7 @@
 // a fixed order, so results are deterministic.
 #pragma once
 
-#include "fused_shares.cuh"
+#include "fused_head.cuh"
 
 #define BRAIN_FUSED_STORED_BATCH 4
 #define BRAIN_FUSED_FOLD_ROWS 256
@@ -105,183 +105,6 @@ static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, b
 #pragma unroll
         for (unsigned u = 0; u < BRAIN_FUSED_STORED_BATCH; ++u)
             if (i + u * stride < end) fused_update(c, i + u * stride, g[u], p[u], m[u], v[u]);
-    }
-}
-
-// Batch position r's loss row, by one warp, as brain_output_loss (the output layer's z holds the bias): its
-// activation, loss and delta; the row's loss goes to row_loss[r].
-static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const brain_fused_layer& out, unsigned r,
-                                      unsigned rows, brain_u64 start, const uint32_t* batch_rows, unsigned lane) {
-    const unsigned k = out.outputs;
-    const brain_u64 row = a.perm ? (brain_u64)batch_rows[r] : start + r;
-    const brain_u64 at = (brain_u64)r * k;
-    const float total = output_loss_row(out.z + at, out.a + at, out.delta + at, a.targets + row * k, rows, k,
-                                        out.activation, out.param, a.loss, lane);
-    if (lane == 0) a.row_loss[r] = total;
-}
-
-#define BRAIN_FUSED_HEAD_STEPS 8 // a row of the head's input held in registers: 8 x 32 floats
-
-// The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
-// derivative at (z, x), lane + 32 q for q < BRAIN_FUSED_HEAD_STEPS, those below `left`. With the activation fixed
-// (ACT >= 0) the derivative's switch folds away: unrolled copies of every activation's formula would make the code
-// of this pass large, and it runs once per step, from a cold instruction cache.
-template <int ACT>
-static __device__ __forceinline__ void head_deltas(float* delta, const float* back, const float* z, const float* x,
-                                                   unsigned lane, unsigned left, int activation, float param) {
-#pragma unroll
-    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q)
-        if (q * BRAIN_WARP + lane < left)
-            delta[q * BRAIN_WARP] = back[q] * brain_derivative(ACT >= 0 ? ACT : activation, z[q], x[q], param);
-}
-
-// The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
-// warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
-// and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
-// With `below` (the layer under the head, when the kernel's head_backward holds) the warp goes on with the row's
-// backward pass, which needs nothing from other rows: the delta of `below` (delta_out W, times the activation's
-// derivative) and the row's terms of the head's weight and bias gradients (delta_out^T input, delta_out), added
-// into the warp's slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps'
-// slices, in a fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This
-// saves the head's backward phase and its barrier too.
-static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
-                                             const FusedOperand& input, unsigned rows, brain_u64 start,
-                                             const uint32_t* batch_rows, unsigned warp, unsigned warps,
-                                             unsigned lane, const brain_fused_layer* below, float* slices) {
-    const brain_fused_epoch_args& a = *c.args;
-    const unsigned k = out.outputs, inputs = out.inputs;
-    float* const out_z = out.z;
-    float* const out_a = out.a;
-    float* const out_delta = out.delta;
-    float* const row_loss = a.row_loss;
-    const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
-    const unsigned width = k * (inputs + 1); // the head's gradient: per output, the weights' row and the bias
-    float* slice = slices + (threadIdx.x / BRAIN_WARP) * BRAIN_FUSED_HEAD_SLICE;
-    const float* weights = a.params + out.weight_offset;
-#if BRAIN_FUSED_HEAD_STAGED
-    // Without the backward pass (`below`) the slices' memory is free: a copy of the weights there turns each
-    // output's dot product from a round trip to L2 (every output of a row waits for the sum before it) into shared
-    // loads. With it, the copy's barrier costs what it saves (docs/performance.md).
-    if (!below && k * inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
-        blockIdx.x * BRAIN_FUSED_WARPS < rows) { // the block has rows (warps take rows in order)
-        for (unsigned e = threadIdx.x; e < k * inputs; e += BRAIN_FUSED_THREADS) slices[e] = weights[e];
-        __syncthreads();
-        weights = slices;
-    }
-#endif
-    // below's fields, read once: `below` points into the kernel's parameters through a generic pointer, which the
-    // compiler would otherwise reload after every store.
-    float* below_delta = nullptr;
-    const float* below_z = nullptr;
-    int below_activation = 0;
-    float below_param = 0.0f;
-    if (below) {
-        below_delta = below->delta;
-        below_z = below->z;
-        below_activation = below->activation;
-        below_param = below->param;
-        for (unsigned e = lane; e < width; e += BRAIN_WARP) slice[e] = 0.0f;
-        __syncwarp();
-    }
-    // A row of up to BRAIN_FUSED_HEAD_STEPS * 32 inputs is read once, into registers, ahead of everything that
-    // needs it (the dot products and the backward pass): every load is then in flight at once instead of each
-    // waiting behind the stores before it, which the compiler may not move loads past.
-    const bool whole = steps <= BRAIN_FUSED_HEAD_STEPS;
-    for (unsigned r = warp; r < rows; r += warps) {
-        const float* x = input.ptr(r, 0);
-        const brain_u64 at = (brain_u64)r * k;
-        const brain_u64 row = (brain_u64)r * inputs;
-        float xs[BRAIN_FUSED_HEAD_STEPS], zs[BRAIN_FUSED_HEAD_STEPS];
-        if (whole) {
-#pragma unroll
-            for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                const unsigned ic = min(q * BRAIN_WARP + lane, inputs - 1);
-                xs[q] = q < steps ? x[ic] : 0.0f;
-                zs[q] = below_z && q < steps ? below_z[row + ic] : 0.0f;
-            }
-        }
-        // Output `lane`'s bias and target, loaded with the row.
-        const bool on = lane < k;
-        const brain_u64 data_row = a.perm ? (brain_u64)batch_rows[r] : start + r;
-        const float bias = on ? a.params[out.bias_offset + lane] : 0.0f;
-        const float target = on ? a.targets[data_row * k + lane] : 0.0f;
-        float z = 0.0f; // output `lane`'s z
-        for (unsigned n = 0; n < k; ++n) {
-            const float* w = weights + (brain_u64)n * inputs;
-            float sum = 0.0f;
-            if (whole) {
-#pragma unroll
-                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                    const unsigned i = q * BRAIN_WARP + lane;
-                    const float v = q < steps ? xs[q] * w[min(i, inputs - 1)] : 0.0f;
-                    sum += i < inputs ? v : 0.0f;
-                }
-            } else {
-#pragma unroll 8
-                for (unsigned step = 0; step < steps; ++step) {
-                    const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
-                    const float v = x[ic] * w[ic];
-                    sum += i < inputs ? v : 0.0f;
-                }
-            }
-            sum = warp_sum(sum);
-            if (lane == n) z = sum + bias;
-        }
-        // The loss row as brain_output_loss computes it (output_loss_lane), kept in registers; stored after the
-        // backward pass below, whose loads would otherwise wait behind the stores.
-        float activated, dl;
-        const float total =
-            output_loss_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
-        if (below) {
-            const float* w = weights;
-            for (unsigned s0 = 0; s0 < steps; s0 += BRAIN_FUSED_HEAD_STEPS) {
-                float xb[BRAIN_FUSED_HEAD_STEPS], zb[BRAIN_FUSED_HEAD_STEPS], back[BRAIN_FUSED_HEAD_STEPS];
-#pragma unroll
-                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                    const unsigned jc = min((s0 + q) * BRAIN_WARP + lane, inputs - 1);
-                    xb[q] = whole ? xs[q] : x[jc];
-                    zb[q] = whole ? zs[q] : below_z[row + jc];
-                    back[q] = 0.0f;
-                }
-                for (unsigned n = 0; n < k; ++n) {
-                    const float dn = __shfl_sync(0xffffffffu, dl, n);
-                    const float* wn = w + (brain_u64)n * inputs;
-#pragma unroll
-                    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q)
-                        back[q] += dn * wn[min((s0 + q) * BRAIN_WARP + lane, inputs - 1)];
-                    float* sn = slice + n * (inputs + 1);
-#pragma unroll
-                    for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                        const unsigned j = (s0 + q) * BRAIN_WARP + lane;
-                        if (j < inputs) sn[j] += dn * xb[q];
-                    }
-                }
-                // xb is the row of below's activations.
-                float* delta = below_delta + row + s0 * BRAIN_WARP + lane;
-                const unsigned left = inputs - s0 * BRAIN_WARP;
-                if (below_activation == BRAIN_ACT_RELU)
-                    head_deltas<BRAIN_ACT_RELU>(delta, back, zb, xb, lane, left, below_activation, below_param);
-                else
-                    head_deltas<-1>(delta, back, zb, xb, lane, left, below_activation, below_param);
-            }
-            if (on) slice[lane * (inputs + 1) + inputs] += dl;
-        }
-        if (on) {
-            out_z[at + lane] = z;
-            out_a[at + lane] = activated; // z's own buffer when the head is linear (the same value then)
-            out_delta[at + lane] = dl;
-        }
-        if (lane == 0) row_loss[r] = total;
-    }
-    if (below) {
-        __syncthreads();                           // every warp's slice is complete
-        if (blockIdx.x * BRAIN_FUSED_WARPS < rows) // the block had rows (warps take rows in order)
-            for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
-                float sum = slices[e];
-#pragma unroll
-                for (unsigned q = 1; q < BRAIN_FUSED_WARPS; ++q) sum += slices[q * BRAIN_FUSED_HEAD_SLICE + e];
-                a.head_partial[(brain_u64)blockIdx.x * width + e] = sum;
-            }
     }
 }
 
@@ -393,7 +216,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
                 if (!fold) { // a folded head has no phase of its own (the profile shows it as zero)
                     fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start,
                                           batch_rows, warp, warps, lane,
-                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head);
+                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head, l > 0);
                     grid_barrier(s);
                 }
                 profile_stamp(args, b, slot);
@@ -420,6 +243,14 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
 #endif
             unsigned first = 0;
             fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false));
+            // The loss phase's copy of the head's weights, queued to land while the block waits at the barrier
+            // (nothing writes the weights in between).
+            if (head && !fold && l + 2 == layer_count && head_staged(args.layers[l + 1], head_backward, rows)) {
+                __syncthreads(); // the tiles' last reads of the shared memory it overwrites
+                head_stage_weights(args, args.layers[l + 1],
+                                   head_weights_copy(sh.head, args.layers[l + 1], head_backward),
+                                   head_lanes(args.layers[l + 1], head_backward, true));
+            }
             grid_barrier(s);
             profile_stamp(args, b, slot);
         }
