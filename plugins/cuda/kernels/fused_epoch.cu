@@ -248,8 +248,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             if (head && !fold && l + 2 == layer_count && head_staged(args.layers[l + 1], head_backward, rows)) {
                 __syncthreads(); // the tiles' last reads of the shared memory it overwrites
                 head_stage_weights(args, args.layers[l + 1],
-                                   head_weights_copy(sh.head, args.layers[l + 1], head_backward),
-                                   head_lanes(args.layers[l + 1], head_backward, true));
+                                   head_weights_copy(sh.head, args.layers[l + 1], head_backward));
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);

@@ -44,19 +44,6 @@ static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out,
 #endif
 }
 
-// From how many outputs a head without its backward pass in the loss phase sums its outputs a lane each, over a
-// copy of its weights transposed in shared memory (head_lanes); 0: never (docs/cuda-plugin.md).
-#ifndef BRAIN_FUSED_HEAD_LANES
-#define BRAIN_FUSED_HEAD_LANES 6
-#endif
-
-// Whether the loss phase sums the head's outputs a lane each (output n on lane n, its products in input order, the
-// row's inputs broadcast by shuffles) instead of a warp sum per output one after another: with a staged copy, no
-// backward pass in the phase and at least BRAIN_FUSED_HEAD_LANES outputs. The copy is then transposed.
-static __device__ __forceinline__ bool head_lanes(const brain_fused_layer& out, bool backward, bool staged) {
-    return BRAIN_FUSED_HEAD_LANES > 0 && staged && !backward && out.outputs >= BRAIN_FUSED_HEAD_LANES;
-}
-
 // Where the staged copy of the head's weights lies in the slices' memory: after the packed slices with `backward`.
 static __device__ __forceinline__ float* head_weights_copy(float* slices, const brain_fused_layer& out,
                                                            bool backward) {
@@ -64,15 +51,12 @@ static __device__ __forceinline__ float* head_weights_copy(float* slices, const 
 }
 
 // Queues the copy of the head's weights to `to` as one group of cp.async copies, all in flight at once (a loop of
-// loads and stores would wait for each load in turn); `transposed`: weight (n, i) to to[i * outputs + n].
-static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const brain_fused_layer& out, float* to,
-                                          bool transposed) {
+// loads and stores would wait for each load in turn).
+static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const brain_fused_layer& out,
+                                          float* to) {
     const float* weights = a.params + out.weight_offset;
-    const unsigned k = out.outputs, inputs = out.inputs, count = k * inputs;
-    for (unsigned e = threadIdx.x; e < count; e += BRAIN_FUSED_THREADS) {
-        const unsigned n = e / inputs, i = e - n * inputs;
-        tile_copy(to + (transposed ? i * k + n : e), weights + e, true);
-    }
+    const unsigned count = out.outputs * out.inputs;
+    for (unsigned e = threadIdx.x; e < count; e += BRAIN_FUSED_THREADS) tile_copy(to + e, weights + e, true);
     tile_commit();
 }
 
@@ -105,10 +89,9 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     const unsigned stride = staged && below ? width : BRAIN_FUSED_HEAD_SLICE; // between the warps' slices
     float* slice = slices + (threadIdx.x / BRAIN_WARP) * stride;
     const float* weights = a.params + out.weight_offset;
-    const bool lanes = head_lanes(out, below != nullptr, staged);
     if (staged) {
         float* const copy = head_weights_copy(slices, out, below != nullptr);
-        if (!ahead) head_stage_weights(a, out, copy, lanes);
+        if (!ahead) head_stage_weights(a, out, copy);
         tile_wait<0>();
         __syncthreads();
         weights = copy;
@@ -150,33 +133,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
         const float bias = on ? a.params[out.bias_offset + lane] : 0.0f;
         const float target = on ? a.targets[data_row * k + lane] : 0.0f;
         float z = 0.0f; // output `lane`'s z
-        if (lanes) {
-            // Lane n sums output n's products in input order (four chains, added at the end), each input broadcast
-            // from the lane that loaded it; the row is loaded BRAIN_FUSED_HEAD_STEPS * 32 inputs at a time.
-            const unsigned kc = min(lane, k - 1);
-            float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            for (unsigned s0 = 0; s0 < steps; s0 += BRAIN_FUSED_HEAD_STEPS) {
-                float xq[BRAIN_FUSED_HEAD_STEPS];
-#pragma unroll
-                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                    const unsigned i = (s0 + q) * BRAIN_WARP + lane;
-                    xq[q] = whole ? xs[q] : i < inputs ? x[i] : 0.0f;
-                }
-#pragma unroll
-                for (unsigned q = 0; q < BRAIN_FUSED_HEAD_STEPS; ++q) {
-                    if (s0 + q >= steps) break;
-#pragma unroll 4
-                    for (unsigned src = 0; src < BRAIN_WARP; ++src) {
-                        const unsigned i = (s0 + q) * BRAIN_WARP + src;
-                        const float xi = __shfl_sync(0xffffffffu, xq[q], src);
-                        const float v = xi * weights[(brain_u64)min(i, inputs - 1) * k + kc];
-                        part[src % 4] += i < inputs ? v : 0.0f;
-                    }
-                }
-            }
-            z = (part[0] + part[1]) + (part[2] + part[3]) + bias;
-        }
-        for (unsigned n = 0; n < (lanes ? 0u : k); ++n) {
+        for (unsigned n = 0; n < k; ++n) {
             const float* w = weights + (brain_u64)n * inputs;
             float sum = 0.0f;
             if (whole) {
