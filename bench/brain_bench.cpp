@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
     std::uint64_t budget_mib = 16384;
     std::string precision = "float32";
     std::uint32_t epochs_override = 0;
+    std::uint32_t epochs_per_call = 0;
     app.add_option("--configs", configs,
                    "comma-separated: seed16,x64,x256,x1024,wide,huge, grid points g00,g01,... or grid (all of them)")
         ->capture_default_str();
@@ -181,6 +182,11 @@ int main(int argc, char** argv) {
     app.add_option("--budget", budget_mib, "device memory budget in MiB")->capture_default_str();
     app.add_option("--precision", precision, "float32, tf32 or bf16")->capture_default_str();
     app.add_option("--epochs", epochs_override, "override the timed epoch count (0: the anchor's)");
+    app.add_option(
+           "--epochs-per-call", epochs_per_call,
+           "timed epochs per call into the session (0: all in one train_epochs call, as fit trains them; 1: "
+           "one train_epoch call each)")
+        ->capture_default_str();
     std::uint64_t shuffle_seed = 7;
     app.add_option("--shuffle-seed", shuffle_seed,
                    "seed of the batch shuffle (another seed shows how far the final loss moves with batch order "
@@ -309,7 +315,13 @@ int main(int argc, char** argv) {
             session.train_epoch(); // warm-up, untimed
             float loss = 0.0f;
             const auto start = std::chrono::steady_clock::now();
-            for (std::uint32_t e = 0; e < epochs; ++e) loss = session.train_epoch();
+            // As fit trains them: the timed epochs in one train_epochs call, or --epochs-per-call at a time.
+            for (std::uint32_t done = 0; done < epochs;) {
+                const std::uint32_t part =
+                    epochs_per_call ? std::min(epochs_per_call, epochs - done) : epochs - done;
+                loss = part == 1 ? session.train_epoch() : session.train_epochs(part).back();
+                done += part;
+            }
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const double samples = static_cast<double>(epochs) * static_cast<double>(w.rows);
             std::cout << "{\"cfg\":\"" << name << "\",\"backend\":\"" << backend_spec << "\",\"precision\":\""

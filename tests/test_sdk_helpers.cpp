@@ -111,6 +111,29 @@ struct FixedBackend {
     static brain_device_report probe(std::int32_t, std::uint64_t) { return {}; }
 };
 
+// A session that trains several epochs a call (ABI 1.4) and fails NUMERICAL on the epoch that takes its parameter
+// below -1, as a diverging device session would.
+class MultiEpochSession : public CountingSession {
+public:
+    using CountingSession::CountingSession;
+    void train_epochs(std::uint64_t count, float* losses, std::uint64_t& trained) {
+        while (trained < count) {
+            const float loss = train_epoch();
+            if (loss < -1.0f) brain::sdk::fail(BRAIN_ERR_NUMERICAL, "epoch ", trained, " diverged");
+            losses[trained++] = loss;
+        }
+    }
+};
+
+struct MultiEpochBackend {
+    static constexpr const char* name = "multi";
+    static constexpr const char* version = "1.4";
+    static constexpr const char* description = "several epochs a call";
+    using Session = MultiEpochSession;
+    static std::int32_t device_count() { return 1; }
+    static brain_device_report probe(std::int32_t, std::uint64_t) { return {}; }
+};
+
 void host_log(int32_t, const char* message) {
     g_logged.emplace_back(message);
 }
@@ -177,6 +200,38 @@ TEST_CASE("plugin_table leaves an optional entry null when the session does not 
     CHECK(std::string(table->description) == "a fixed learning rate");
     CHECK(table->session_set_learning_rate == nullptr);
     CHECK(table->session_train_epoch != nullptr);
+}
+
+TEST_CASE("plugin_table's session_train_epochs reports the epochs trained, also when one fails", "[core]") {
+    CHECK(brain::sdk::plugin_table<FixedBackend>()->session_train_epochs == nullptr);
+    CHECK(brain::sdk::plugin_table<SchedulableBackend>()->session_train_epochs == nullptr);
+    const brain_plugin_api& api = *brain::sdk::plugin_table<MultiEpochBackend>();
+    REQUIRE(api.session_train_epochs != nullptr);
+    Desc d(Behaviour::Train);
+    brain_session* session = nullptr;
+    REQUIRE(take(api, api.session_open(&d.desc, &session)).code == BRAIN_OK);
+    float losses[8] = {};
+    std::uint64_t trained = 99;
+    // The parameter starts at 2 and each epoch takes 0.5 off: 1.5, 1, 0.5, then 0, -0.5, -1, -1.5 (diverged).
+    REQUIRE(take(api, api.session_train_epochs(session, 3, losses, &trained)).code == BRAIN_OK);
+    CHECK(trained == 3);
+    CHECK(losses[0] == 1.5f);
+    CHECK(losses[1] == 1.0f);
+    CHECK(losses[2] == 0.5f);
+    const Outcome none = take(api, api.session_train_epochs(session, 0, losses, &trained));
+    CHECK(none.code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(none.message.find("0 epochs") != std::string::npos);
+    CHECK(trained == 0);
+    CHECK(take(api, api.session_train_epochs(session, 1, losses, nullptr)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    CHECK(take(api, api.session_train_epochs(session, 1, nullptr, &trained)).code == BRAIN_ERR_INVALID_ARGUMENT);
+    const Outcome diverged = take(api, api.session_train_epochs(session, 8, losses, &trained));
+    CHECK(diverged.code == BRAIN_ERR_NUMERICAL);
+    CHECK(diverged.message == "epoch 3 diverged");
+    CHECK(trained == 3); // 0, -0.5 and -1 were trained and written; -1.5 failed
+    CHECK(losses[0] == 0.0f);
+    CHECK(losses[1] == -0.5f);
+    CHECK(losses[2] == -1.0f);
+    api.session_close(session);
 }
 
 TEST_CASE("plugin_table's entries forward to the backend and its sessions", "[core]") {

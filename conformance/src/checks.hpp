@@ -19,11 +19,12 @@ void run_parity_grid(CheckTable& table);
 // unsupported and precision: what the plugin declares it lacks is refused with Unsupported naming it, what it
 // declares it runs is honoured.
 void run_feature_checks(CheckTable& table);
-// stats, peak in estimate and checkpoint.
+// stats, peak in estimate, checkpoint and epochs in one call.
 void run_training_checks(CheckTable& table);
 // schedule: learning-rate schedules reach the plugin per step (ABI 1.2) or per epoch, and train as on the CPU.
 void run_schedule_checks(CheckTable& table);
-// closed session, budget refusal, device 99, invalid argument, use after error and numerical error.
+// closed session, budget refusal, device 99, invalid argument, use after error, numerical error and numerical
+// error in one call.
 void run_error_checks(CheckTable& table);
 
 } // namespace brain::conformance

@@ -44,6 +44,7 @@ const std::vector<std::string>& conformance_check_names() {
         "stats",
         "peak in estimate",
         "checkpoint",
+        "epochs in one call",
         "schedule",
         "closed session",
         "budget refusal",
@@ -51,6 +52,7 @@ const std::vector<std::string>& conformance_check_names() {
         "invalid argument",
         "use after error",
         "numerical error",
+        "numerical error in one call",
     };
     return names;
 }

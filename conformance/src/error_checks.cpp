@@ -197,6 +197,43 @@ void run_error_checks(CheckTable& table) {
             "train_epoch after the NumericalError");
         return std::string("NumericalError (") + error->what() + "), then InvalidState";
     });
+
+    table.run("numerical error in one call", [](KitContext& context) {
+        const SessionFixture& kit = context.fixture();
+        // The diverging run of "numerical error", its 8 epochs asked for in one train_epochs call: the same error
+        // as one epoch at a time gives, from the same epoch and batch.
+        auto each_net = kit_network(Optimizer::sgd(1e20f));
+        TrainingSession each(each_net, kit.data, TrainConfig{8, 32, true, 1}, kit.backend);
+        std::optional<Error> one_by_one;
+        for (int e = 0; e < 8 && !one_by_one; ++e) {
+            try {
+                (void)each.train_epoch();
+            } catch (const Error& caught) {
+                one_by_one = caught;
+            }
+        }
+        require(one_by_one.has_value(), "8 epochs at learning rate 1e20 all returned finite losses");
+        auto net = kit_network(Optimizer::sgd(1e20f));
+        TrainingSession together(net, kit.data, TrainConfig{8, 32, true, 1}, kit.backend);
+        std::optional<Error> error;
+        try {
+            (void)together.train_epochs(8);
+        } catch (const Error& caught) {
+            error = caught;
+        }
+        require(error.has_value(),
+                "train_epochs(8) at learning rate 1e20 returned finite losses, where one epoch at "
+                "a time failed with " +
+                    error_text(*one_by_one));
+        require(error->code() == one_by_one->code() && std::string(error->what()) == one_by_one->what(),
+                "in one call the run failed with " + error_text(*error) + ", one epoch at a time with " +
+                    error_text(*one_by_one) +
+                    "; report the first epoch that diverged, with its own batch, whatever was queued after it");
+        expect_error(
+            ErrorCode::InvalidState, [&] { (void)together.train_epochs(1); }, {"not usable"},
+            "train_epochs after the NumericalError");
+        return std::string("the same error as one epoch at a time (") + error->what() + "), then InvalidState";
+    });
 }
 
 } // namespace brain::conformance

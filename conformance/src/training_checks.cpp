@@ -6,6 +6,8 @@
 #include <brain/accelerator.hpp>
 #include <brain/training_session.hpp>
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 namespace brain::conformance {
 
@@ -114,6 +116,44 @@ std::string checkpoint_check(KitContext& context) {
            ", step " + std::to_string(resumed.optimizer_step) + ")";
 }
 
+std::string epochs_in_one_call_check(KitContext& context) {
+    const SessionFixture& kit = context.fixture();
+    // The kit's epochs in one train_epochs call must train as that many train_epoch calls do.
+    const std::uint32_t epochs = kit.config.epochs;
+    auto a = kit_network();
+    TrainingSession each(a, kit.data, kit.config, kit.backend);
+    std::vector<float> one_by_one;
+    for (std::uint32_t e = 0; e < epochs; ++e) one_by_one.push_back(each.train_epoch());
+    const auto by_epoch = each.checkpoint();
+    auto b = kit_network();
+    TrainingSession together(b, kit.data, kit.config, kit.backend);
+    const std::vector<float> losses = together.train_epochs(epochs);
+    const auto in_one_call = together.checkpoint();
+    require(losses.size() == epochs,
+            "train_epochs(" + std::to_string(epochs) + ") returned " + std::to_string(losses.size()) + " losses");
+    const double l = relative_error(losses, one_by_one);
+    const double p = relative_error(in_one_call.parameters, by_epoch.parameters);
+    require(l < 1e-6 && p < 1e-6,
+            std::to_string(epochs) + " epochs in one call differ from as many train_epoch calls: losses by " +
+                sci(l) + ", parameters by " + sci(p) +
+                "; session_train_epochs must train each epoch as session_train_epoch does (its number, batch "
+                "order and rates)");
+    require(in_one_call.optimizer_step == by_epoch.optimizer_step && in_one_call.epochs_trained == epochs,
+            "after " + std::to_string(epochs) + " epochs in one call the optimizer step is " +
+                std::to_string(in_one_call.optimizer_step) + " and the epochs trained " +
+                std::to_string(in_one_call.epochs_trained) + "; one at a time they are " +
+                std::to_string(by_epoch.optimizer_step) + " and " + std::to_string(epochs));
+    const AcceleratorStats s = together.stats();
+    require(s.epochs == epochs,
+            "stats count " + std::to_string(s.epochs) + " epochs after " + std::to_string(epochs) + " in one call");
+    const bool offered =
+        context.plugin().api->struct_size >= offsetof(brain_plugin_api, session_train_epochs) + sizeof(void*) &&
+        context.plugin().api->session_train_epochs != nullptr;
+    return std::to_string(epochs) + " epochs in one call (" +
+           (offered ? "the plugin's session_train_epochs" : "one session_train_epoch each: not offered") +
+           ") equal as many train_epoch calls (losses " + sci(l) + ", parameters " + sci(p) + ")";
+}
+
 } // namespace
 
 void run_parity_check(CheckTable& table) {
@@ -124,6 +164,7 @@ void run_training_checks(CheckTable& table) {
     table.run("stats", stats_check);
     table.run("peak in estimate", peak_check);
     table.run("checkpoint", checkpoint_check);
+    table.run("epochs in one call", epochs_in_one_call_check);
 }
 
 } // namespace brain::conformance

@@ -157,7 +157,18 @@ FitReport FitRun::run() {
     }
     for (const auto& callback : m_options.callbacks) callback->on_train_begin(context);
 
-    for (std::uint32_t i = 0; i < m_config.epochs && !stopping(); ++i) {
+    // With nothing to run between epochs (no callback, hook, validation or schedule), the epochs go to the session
+    // in one call, which a device plugin queues back to back instead of waiting for each.
+    if (m_options.callbacks.empty() && !m_options.on_epoch_end && !m_options.validation && !m_session.schedule() &&
+        m_config.epochs > 0) {
+        for (const float loss : m_session.train_epochs(m_config.epochs)) {
+            m_loss = loss;
+            ++m_epoch;
+            m_report.epoch_losses.push_back(loss);
+            m_report.learning_rates.push_back(m_session.learning_rate());
+        }
+    }
+    for (std::uint64_t i = m_epoch - m_first; i < m_config.epochs && !stopping(); ++i) {
         m_loss = m_session.train_epoch();
         ++m_epoch;
         m_report.epoch_losses.push_back(m_loss);

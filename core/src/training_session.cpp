@@ -111,6 +111,18 @@ struct TrainingSession::Impl {
                     " is not usable: ", closed_reason, "; open a new TrainingSession");
     }
 
+    // Counts an epoch the plugin trained; a non-finite loss closes the session (`what`: the call, for messages).
+    void finish_epoch(float loss, const char* what) {
+        if (!std::isfinite(loss)) {
+            closed_reason = std::string(what) + " returned a non-finite loss";
+            close();
+            BRAIN_THROW(ErrorCode::NumericalError, "epoch ", first_epoch + epochs_done, " on ", backend.describe(),
+                        " produced a non-finite loss (", loss,
+                        "); lower the learning rate or check the data for extreme values");
+        }
+        ++epochs_done;
+    }
+
     // A failed call leaves the device state unknown, so the session closes; the last checkpoint stays valid.
     void call(brain_error* error, const char* what) {
         if (!error) return;
@@ -172,16 +184,44 @@ float TrainingSession::train_epoch() {
     if (m_impl->schedule) apply_rates(m_impl->schedule->next_epoch_rates());
     float loss = 0.0f;
     m_impl->call(m_impl->plugin->api().session_train_epoch(m_impl->session, &loss), "train_epoch");
-    if (!std::isfinite(loss)) {
-        m_impl->closed_reason = "train_epoch returned a non-finite loss";
-        m_impl->close();
-        BRAIN_THROW(ErrorCode::NumericalError, "epoch ", m_impl->first_epoch + m_impl->epochs_done, " on ",
-                    m_impl->backend.describe(), " produced a non-finite loss (", loss,
-                    "); lower the learning rate or check the data for extreme values");
-    }
-    ++m_impl->epochs_done;
+    m_impl->finish_epoch(loss, "train_epoch");
     if (m_impl->schedule) m_impl->schedule->finish_epoch();
     return loss;
+}
+
+std::vector<float> TrainingSession::train_epochs(std::uint64_t count) {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
+    BRAIN_CHECK_ARG(count > 0, "train_epochs: asked for 0 epochs; ask for 1 or more");
+    Impl& impl = *m_impl;
+    impl.require_open();
+    std::vector<float> losses;
+    const auto entry = impl.plugin->api().session_train_epochs;
+    if (impl.schedule || !entry) {
+        // A schedule hands the plugin each epoch's rates before it; a plugin before ABI 1.4 trains one a call.
+        for (std::uint64_t i = 0; i < count; ++i) losses.push_back(train_epoch());
+        return losses;
+    }
+    // In parts, so that the losses' buffer stays small whatever the count.
+    constexpr std::uint64_t part_epochs = 1024;
+    std::vector<float> part(static_cast<std::size_t>(std::min(count, part_epochs)));
+    while (losses.size() < count) {
+        const std::uint64_t asked = std::min<std::uint64_t>(count - losses.size(), part_epochs);
+        std::uint64_t trained = 0;
+        brain_error* error = entry(impl.session, asked, part.data(), &trained);
+        // The epochs the plugin says it trained count, also when it then failed; a count past what was asked for is
+        // not believed.
+        trained = std::min(trained, asked);
+        for (std::uint64_t i = 0; i < trained; ++i) {
+            if (error && !std::isfinite(part[i])) break; // the plugin's own error says more
+            impl.finish_epoch(part[i], "train_epochs");
+            losses.push_back(part[i]);
+        }
+        impl.call(error, "train_epochs");
+        if (trained < asked)
+            BRAIN_THROW(ErrorCode::PluginFailure, "plugin \"", impl.backend.plugin_name(), "\" trained ", trained,
+                        " of the ", asked, " epochs train_epochs asked for and reported no error");
+    }
+    return losses;
 }
 
 void TrainingSession::apply_rates(std::span<const float> rates) {

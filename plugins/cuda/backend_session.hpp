@@ -15,6 +15,9 @@ public:
     explicit BackendSession(const brain_session_desc& desc);
 
     float train_epoch() { return m_session->train_epoch(); }
+    void train_epochs(std::uint64_t count, float* losses, std::uint64_t& trained) {
+        m_session->train_epochs(count, losses, trained);
+    }
     void set_learning_rate(float learning_rate) { m_session->set_learning_rate(learning_rate); }
     void set_step_learning_rates(const float* rates, std::uint64_t count) {
         m_session->set_step_learning_rates(rates, count);

@@ -6,11 +6,18 @@
 
 namespace brain::cuda {
 
-void CudaSession::fail_numerical(float loss) {
+void CudaSession::fail_numerical(float loss, const EpochRecord* record) {
     // The error path may read more than the loss: which batch tripped first.
-    brain_cuda_scalars scalars{};
-    const bool known = cudaMemcpy(&scalars, m_scalars.get(), sizeof scalars, cudaMemcpyDeviceToHost) == cudaSuccess;
-    if (known) m_counters.moved_to_host(sizeof scalars);
+    EpochRecord scalars{};
+    bool known = record != nullptr;
+    if (record) {
+        scalars = *record;
+    } else {
+        brain_cuda_scalars block{};
+        known = cudaMemcpy(&block, m_scalars.get(), sizeof block, cudaMemcpyDeviceToHost) == cudaSuccess;
+        if (known) m_counters.moved_to_host(sizeof block);
+        scalars = EpochRecord{block.bad_loss_batch, block.bad_weight_batch, block.result};
+    }
     const std::uint64_t epoch = m_first_epoch + m_counters.epochs();
     const std::string where = "epoch " + std::to_string(epoch) + " (0-based, counting earlier epochs)";
     const std::string total = " of " + std::to_string(m_plan.batch_count());

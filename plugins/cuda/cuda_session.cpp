@@ -106,7 +106,7 @@ void CudaSession::allocate_tensors(std::uint64_t cublas_workspace) {
     m_params = m_allocator.allocate(4ull * plan.parameter_count, MemoryKind::Tensor, "the parameters");
     m_grads = m_allocator.allocate(4ull * plan.parameter_count, MemoryKind::Tensor, "the gradients");
     m_state = m_allocator.allocate(4ull * plan.state_count, MemoryKind::Tensor, "the optimizer state");
-    m_scalars = m_allocator.allocate(sizeof(brain_cuda_scalars), MemoryKind::Tensor, "the scalar block");
+    m_scalars = m_allocator.allocate(scalar_block_bytes, MemoryKind::Tensor, "the scalar block");
     // Unshuffled resident batches are read in place from the data set; everything else is gathered or staged.
     if (!m_resident || plan.config.shuffle) {
         m_x = m_allocator.allocate(4ull * b * plan.input_width, MemoryKind::Tensor, "the batch inputs");
@@ -138,7 +138,7 @@ void CudaSession::allocate_tensors(std::uint64_t cublas_workspace) {
 void CudaSession::upload_state(const brain_session_desc& desc) {
     const DevicePlan& plan = m_plan;
     cudaStream_t stream = m_stream.get();
-    m_result = PinnedBuffer(sizeof(float));
+    m_result = PinnedBuffer(epoch_records * sizeof(float));
     if (plan.mixed()) {
         upload_mixed_state(desc);
     } else {
@@ -174,42 +174,72 @@ void CudaSession::require_usable(const char* operation) const {
 }
 
 float CudaSession::train_epoch() {
+    float loss = 0.0f;
+    std::uint64_t trained = 0;
+    train_epochs(1, &loss, trained);
+    return loss;
+}
+
+void CudaSession::train_epochs(std::uint64_t count, float* losses, std::uint64_t& trained) {
     require_usable("train an epoch");
-    const auto start = Clock::now();
     check_cuda(cudaSetDevice(m_device), "cudaSetDevice");
     cudaStream_t stream = m_stream.get();
-    try {
-        // Rates given for one epoch only give way to the last of them (the ABI's rule), uploaded before the launch.
-        if (!m_rates_fresh && !m_rates_uniform) {
-            std::fill(m_host_rates.begin(), m_host_rates.end(), m_host_rates.back());
-            m_rates_uniform = true;
-            upload_rates();
+    auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
+    auto* records =
+        reinterpret_cast<EpochRecord*>(static_cast<unsigned char*>(m_scalars.get()) + sizeof(brain_cuda_scalars));
+    while (trained < count) {
+        // Staged epochs wait on the host within the epoch anyway: one at a time.
+        const std::uint64_t group = m_resident ? std::min<std::uint64_t>(count - trained, epoch_records) : 1;
+        const auto start = Clock::now();
+        try {
+            for (std::uint64_t i = 0; i < group; ++i) {
+                // Rates given for one epoch only give way to the last of them (the ABI's rule), uploaded before
+                // the launch; the stream orders the copy after the epoch before.
+                if (!m_rates_fresh && !m_rates_uniform) {
+                    std::fill(m_host_rates.begin(), m_host_rates.end(), m_host_rates.back());
+                    m_rates_uniform = true;
+                    upload_rates();
+                }
+                m_rates_fresh = false;
+                if (!m_resident)
+                    run_staged_epoch();
+                else if (m_fused)
+                    run_fused_epoch();
+                else if (!m_use_graphs)
+                    enqueue_resident_epoch();
+                else
+                    run_graph_epoch();
+                // The next epoch overwrites the scalar block's flags and loss: each epoch keeps its own on the
+                // device, and only the losses cross back, in one copy for the group.
+                check_cuda(cudaMemcpyAsync(&records[i], &scalars->bad_loss_batch, sizeof(EpochRecord),
+                                           cudaMemcpyDeviceToDevice, stream),
+                           "keeping the epoch's loss");
+            }
+            check_cuda(cudaMemcpy2DAsync(m_result.floats(), sizeof(float), &records[0].result, sizeof(EpochRecord),
+                                         sizeof(float), group, cudaMemcpyDeviceToHost, stream),
+                       "reading the epochs' losses");
+            check_cuda(cudaStreamSynchronize(stream), "the epoch");
+        } catch (const sdk::Failure& failure) {
+            m_failure = failure.what();
+            throw;
         }
-        m_rates_fresh = false;
-        if (!m_resident)
-            run_staged_epoch();
-        else if (m_fused)
-            run_fused_epoch();
-        else if (!m_use_graphs)
-            enqueue_resident_epoch();
-        else
-            run_graph_epoch();
-        auto* scalars = static_cast<brain_cuda_scalars*>(m_scalars.get());
-        check_cuda(
-            cudaMemcpyAsync(m_result.floats(), &scalars->result, sizeof(float), cudaMemcpyDeviceToHost, stream),
-            "reading the epoch's loss");
-        check_cuda(cudaStreamSynchronize(stream), "the epoch");
-    } catch (const sdk::Failure& failure) {
-        m_failure = failure.what();
-        throw;
+        m_counters.moved_to_host(group * sizeof(float));
+        m_counters.add_time(Phase::Training, Clock::now() - start);
+        for (std::uint64_t i = 0; i < group; ++i) {
+            const float loss = m_result.floats()[i];
+            m_counters.count_batches(m_plan.batch_count());
+            if (!std::isfinite(loss)) {
+                // The epochs queued after it trained on its non-finite values; the session keeps none of them.
+                EpochRecord record{};
+                const bool known =
+                    cudaMemcpy(&record, &records[i], sizeof record, cudaMemcpyDeviceToHost) == cudaSuccess;
+                if (known) m_counters.moved_to_host(sizeof record);
+                fail_numerical(loss, known ? &record : nullptr);
+            }
+            m_counters.count_epoch();
+            losses[trained++] = loss;
+        }
     }
-    m_counters.moved_to_host(sizeof(float));
-    const float loss = *m_result.floats();
-    m_counters.add_time(Phase::Training, Clock::now() - start);
-    m_counters.count_batches(m_plan.batch_count());
-    if (!std::isfinite(loss)) fail_numerical(loss);
-    m_counters.count_epoch();
-    return loss;
 }
 
 void CudaSession::set_learning_rate(float learning_rate) {

@@ -29,6 +29,23 @@ namespace brain::cuda {
 // Whether the fused epoch kernel is expected to beat the cuBLAS path for this plan (fused_epoch.cpp).
 bool fused_epoch_pays(const sdk::SessionPlan& plan);
 
+// What a resident epoch leaves behind it, copied on the device from the scalar block (its check flags and loss, in
+// brain_cuda_scalars's order) into the block's own allocation, past the scalars and inside the bytes the allocator
+// charges for them anyway: the epochs queued in one train_epochs call each keep their own.
+struct EpochRecord {
+    int32_t bad_loss_batch;
+    int32_t bad_weight_batch;
+    float result;
+};
+static_assert(offsetof(brain_cuda_scalars, result) - offsetof(brain_cuda_scalars, bad_loss_batch) ==
+                  offsetof(EpochRecord, result),
+              "an epoch's record is copied from the scalar block in one piece");
+// Epochs queued between two waits of the host, and the scalar block's allocation that holds their records.
+inline constexpr std::size_t epoch_records =
+    (allocation_granularity - sizeof(brain_cuda_scalars)) / sizeof(EpochRecord);
+inline constexpr std::size_t scalar_block_bytes = sizeof(brain_cuda_scalars) + epoch_records * sizeof(EpochRecord);
+static_assert(epoch_records >= 8 && scalar_block_bytes <= allocation_granularity, "records fit the block's charge");
+
 // A CUDA training session. Not thread-safe (the ABI serialises calls on one session).
 class CudaSession final : public SessionBase {
 public:
@@ -39,6 +56,9 @@ public:
 
     // Only the epoch's mean loss is read back.
     float train_epoch() override;
+    // Resident epochs queued back to back, up to epoch_records of them per wait of the host; each one's loss is the
+    // only value read back (staged epochs run one train_epoch after another: their host work fills each batch).
+    void train_epochs(std::uint64_t count, float* losses, std::uint64_t& trained) override;
     // Every entry of the device's rate array: every epoch path reads each step's rate there, so nothing is
     // re-captured or re-launched differently.
     void set_learning_rate(float learning_rate) override;
@@ -107,7 +127,9 @@ private:
     void stage_mixed_batch(std::size_t slot, std::uint64_t epoch, std::size_t start, std::size_t rows);
     void copy_mixed_checkpoint(float* parameters, float* optimizer_state);
     // checkpoint_and_stats.cpp
-    [[noreturn]] void fail_numerical(float loss);
+    // NUMERICAL naming the first batch that tripped a check: from `record` where given (a queued epoch's own),
+    // else from the scalar block.
+    [[noreturn]] void fail_numerical(float loss, const EpochRecord* record = nullptr);
     std::string arithmetic() const;
 
     DevicePlan m_plan;
@@ -128,7 +150,7 @@ private:
     bool m_rates_fresh = false;                         // set for the next epoch only (set_step_learning_rates)
     DeviceBuffer m_features, m_targets, m_perm;         // the resident data set
     std::vector<float> m_host_features, m_host_targets; // the staged data set
-    PinnedBuffer m_result;                              // the 4-byte read-back of the epoch's loss
+    PinnedBuffer m_result;                              // the epochs' losses read back (epoch_records floats)
     PinnedBuffer m_stage[2];                            // double-buffered staging of batches
     Event m_stage_done[2];                              // each staging buffer's last copy
     // Overlapped staging: batch b's copy runs on m_copy_stream into device slot b % 2 while the compute stream

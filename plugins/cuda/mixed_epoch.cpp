@@ -29,7 +29,7 @@ void CudaSession::allocate_mixed_tensors(std::uint64_t cublas_workspace) {
     m_params = m_allocator.allocate(4ull * p, MemoryKind::Tensor, "the float32 parameters");
     m_grads = m_allocator.allocate(4ull * p, MemoryKind::Tensor, "the gradients");
     m_state = m_allocator.allocate(4ull * plan.device_state_count(), MemoryKind::Tensor, "the optimizer state");
-    m_scalars = m_allocator.allocate(sizeof(brain_cuda_scalars), MemoryKind::Tensor, "the scalar block");
+    m_scalars = m_allocator.allocate(scalar_block_bytes, MemoryKind::Tensor, "the scalar block");
     m_params16 = m_allocator.allocate(2ull * p, MemoryKind::Tensor, "the bf16 copy of the parameters");
     m_x16 = m_allocator.allocate(2ull * b * plan.input_width, MemoryKind::Tensor, "the batch's bf16 inputs");
     m_t = m_allocator.allocate(4ull * b * plan.target_width, MemoryKind::Tensor, "the batch targets");

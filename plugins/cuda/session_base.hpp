@@ -16,6 +16,14 @@ public:
 
     // One epoch; returns the sample-weighted mean loss. NUMERICAL on NaN/inf.
     virtual float train_epoch() = 0;
+    // `count` epochs in one call (ABI 1.4), each loss written to losses[trained++] as its epoch is known to be
+    // done; by default one train_epoch after another.
+    virtual void train_epochs(std::uint64_t count, float* losses, std::uint64_t& trained) {
+        while (trained < count) {
+            const float loss = train_epoch();
+            losses[trained++] = loss;
+        }
+    }
     // Use `learning_rate` from the next optimizer step on.
     virtual void set_learning_rate(float learning_rate) = 0;
     // The rates of the next epoch's steps, one per batch (ABI 1.2); afterwards the last one stays in effect.

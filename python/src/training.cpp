@@ -79,6 +79,10 @@ void bind_training(py::module_& m) {
              "Dataset or features with targets), or streams it from disk batch by batch (a StreamingDataset).")
         .def("train_epoch", &TrainingSession::train_epoch, py::call_guard<py::gil_scoped_release>(),
              "Train one epoch on the device; returns its mean loss.")
+        .def("train_epochs", &TrainingSession::train_epochs, py::arg("count"),
+             py::call_guard<py::gil_scoped_release>(),
+             "Train `count` epochs as that many train_epoch calls would, in one call (a GPU queues them back to "
+             "back); returns their losses.")
         .def("set_learning_rate", &TrainingSession::set_learning_rate, py::arg("learning_rate"),
              py::call_guard<py::gil_scoped_release>(), "Use this rate from the next optimizer step on.")
         .def(

@@ -41,6 +41,11 @@ public:
 
     // Train one epoch on the device; returns its mean loss (the only value that crosses back).
     float train_epoch();
+    // Train `count` (>= 1) epochs as that many train_epoch calls would, with the same losses and weights; returns
+    // their losses. A plugin of ABI 1.4 or later queues each epoch behind the last without waiting for it (CUDA: up
+    // to 16 at a time); with a schedule, or an older plugin, the epochs run one train_epoch after another. On an
+    // error the epochs before the failing one count as trained, as with train_epoch.
+    std::vector<float> train_epochs(std::uint64_t count);
     // Use `learning_rate` (finite, > 0) from the next optimizer step on. The network the session was opened from
     // keeps its own rate. Throws Unsupported when the backend's plugin predates ABI 1.1 or cannot change the rate
     // within a session. A schedule set with set_schedule sets the rate of its next epoch itself.

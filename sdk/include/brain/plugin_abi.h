@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define BRAIN_ABI_VERSION_MAJOR 1
-#define BRAIN_ABI_VERSION_MINOR 3
+#define BRAIN_ABI_VERSION_MINOR 4
 #define BRAIN_ABI_MIN_SUPPORTED_MINOR 0
 
 /* The one symbol every plugin exports. */
@@ -392,6 +392,19 @@ typedef struct brain_plugin_api {
 
     /* Undo one host_memory_pin(memory). Never fails; an address that is not pinned is ignored. */
     void (*host_memory_unpin)(void* memory);
+
+    /* --- ABI 1.4: optional --- */
+
+    /* Train the session's next `count` epochs (count >= 1) as `count` session_train_epoch calls would, without
+     * returning between them, so that a device backend can queue each epoch behind the last instead of waiting for
+     * it. out_losses (caller-owned, count floats) receives the epochs' losses in order; *out_trained the number of
+     * epochs trained and written there, which is count on success. On an error *out_trained is the number of
+     * epochs before the failing one, whose losses are written; the session is then in the state that epoch's
+     * session_train_epoch call would leave it in. A non-finite loss ends the call like that epoch's
+     * session_train_epoch would: an error (NUMERICAL), or the loss written and counted as the last epoch trained.
+     * Per-step rates set with session_set_step_learning_rates apply to the first of these epochs. */
+    brain_error* (*session_train_epochs)(brain_session* session, uint64_t count, float* out_losses,
+                                         uint64_t* out_trained);
 } brain_plugin_api;
 
 /* Type of the entry symbol. Returns a plugin-owned static table, or NULL if the plugin cannot run at all. */

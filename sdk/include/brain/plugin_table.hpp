@@ -74,6 +74,15 @@ concept PinsHostMemory = requires(void* memory, std::uint64_t bytes) {
 };
 #endif
 
+#if BRAIN_ABI_VERSION_MINOR >= 4 // the entries of ABI 1.4, absent when built against an older header
+// A session that trains several epochs in one call: train_epochs(count, losses, trained), which writes each epoch's
+// loss to losses[trained++] as it completes (ABI 1.4 session_train_epochs; a throw reports the epochs so far).
+template <class S>
+concept MultiEpochSession = requires(S& session, std::uint64_t count, float* losses, std::uint64_t& trained) {
+    session.train_epochs(count, losses, trained);
+};
+#endif
+
 // A backend B whose description is a static function returning std::string (called once).
 template <class B>
 concept DescribedByFunction = requires {
@@ -221,7 +230,20 @@ struct Entries {
         });
     }
 #endif
-
+#if BRAIN_ABI_VERSION_MINOR >= 4 // the entries of ABI 1.4, absent when built against an older header
+    static brain_error* session_train_epochs(brain_session* session, std::uint64_t count, float* out_losses,
+                                             std::uint64_t* out_trained) noexcept {
+        return guard([&] {
+            std::uint64_t& trained = output(out_trained, "session_train_epochs");
+            trained = 0; // what the caller reads when the session fails before an epoch completes
+            Session& s = session_of<Session>(session, "session_train_epochs");
+            if (count == 0)
+                throw Failure(BRAIN_ERR_INVALID_ARGUMENT,
+                              "session_train_epochs was asked for 0 epochs; ask for 1 or more");
+            s.train_epochs(count, &output(out_losses, "session_train_epochs"), trained);
+        });
+    }
+#endif
 };
 
 #if BRAIN_ABI_VERSION_MINOR >= 2 // the entries of ABI 1.2, absent when built against an older header
@@ -309,6 +331,10 @@ void fill_growable_entries(Table& table) {
         table.host_memory_pin = &PinEntries<B>::pin;
         table.host_memory_unpin = &PinEntries<B>::unpin;
     }
+#endif
+#if BRAIN_ABI_VERSION_MINOR >= 4 // the entries of ABI 1.4, absent when built against an older header
+    if constexpr (requires { table.session_train_epochs; } && MultiEpochSession<Session>)
+        table.session_train_epochs = &Entries<B>::session_train_epochs;
 #endif
 }
 
