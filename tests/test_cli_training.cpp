@@ -10,6 +10,7 @@
 #include <brain/brain.hpp>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -48,6 +49,18 @@ void write_blobs(const fs::path& path, std::size_t rows, std::uint64_t seed) {
                 << static_cast<double>(k == static_cast<std::size_t>(c % 3) ? 1.5 : -0.5) + rng.uniform(-0.6, 0.6);
         out << "," << labels[k] << "\n";
     }
+}
+
+// A usage error: exit `status` (105-110), every one of `parts` and CLI11's hint in the output, and no training.
+void check_usage_error(const brain::test::ProcessResult& r, int status, std::initializer_list<const char*> parts) {
+    INFO(r.output);
+    CHECK(r.status == status);
+    for (const char* part : parts) {
+        INFO("expected in the output: " << part);
+        CHECK(contains(r.output, part));
+    }
+    CHECK(contains(r.output, "Run with --help for more information."));
+    CHECK_FALSE(contains(r.output, "epoch "));
 }
 
 } // namespace
@@ -278,4 +291,77 @@ TEST_CASE("brain train --classes on scikit-learn's digits reaches MLPClassifier'
     const double mean = total / 5.0;
     INFO("brain mean accuracy " << mean << ", scikit-learn's " << reference);
     CHECK(mean >= reference);
+}
+
+TEST_CASE("brain train refuses an option that nothing in the run uses and names what to add or leave out",
+          "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") +
+                              " --target y --layers 4 --epochs 1 --out " + dir.q("m.json");
+    // A usage error like CLI11's own "requires" (exit 107), before anything is read or trained.
+    auto refused = [](const brain::test::ProcessResult& r, std::initializer_list<const char*> parts) {
+        check_usage_error(r, 107, parts);
+    };
+
+    SECTION("--min-delta without --early-stopping") {
+        refused(run(train + " --min-delta 0.01"),
+                {"--min-delta sets how much early stopping's monitored value must improve, but early stopping is "
+                 "off (no --early-stopping); add --early-stopping PATIENCE or leave --min-delta out"});
+    }
+    SECTION("--monitor without --early-stopping or a plateau schedule") {
+        const char* message = "--monitor names what early stopping and a plateau schedule watch, but this run has "
+                              "neither (no --early-stopping, and no --lr-schedule plateau); add --early-stopping "
+                              "PATIENCE or --lr-schedule plateau, or leave --monitor out";
+        refused(run(train + " --monitor loss"), {message});
+        refused(run(train + " --monitor loss --lr-schedule cosine"), {message});
+    }
+    CHECK_FALSE(fs::exists(dir / "m.json"));
+}
+
+TEST_CASE("brain train takes each option with the one that makes it act", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") + " --target y --layers 4 --epochs 2";
+
+    SECTION("--min-delta and --monitor with --early-stopping") {
+        const std::string output =
+            succeeded(run(train + " --early-stopping 3 --monitor loss --min-delta 0.001 --out " + dir.q("m.json")));
+        CHECK(contains(output, "early stopping: patience 3 on loss"));
+    }
+    SECTION("--monitor with a plateau schedule alone") {
+        const std::string output =
+            succeeded(run(train + " --lr-schedule plateau:patience=1 --monitor loss --out " + dir.q("m.json")));
+        CHECK(contains(output, "learning-rate schedule: plateau:"));
+        CHECK(contains(output, "monitor=loss"));
+    }
+    CHECK(fs::exists(dir / "m.json"));
+}
+
+TEST_CASE("brain train --resume takes --min-delta and --monitor only when the run has early stopping", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") +
+                              " --target y --layers 4 --epochs 1 --checkpoint-every 1 --out " + dir.q("m.json");
+    succeeded(run(train + " --checkpoint-dir " + dir.q("plain")));
+    succeeded(run(train + " --early-stopping 5 --checkpoint-dir " + dir.q("early")));
+    const std::string plain = bin("brain") + " train --resume " + dir.q("plain/epoch-1.json") + " --epochs 2";
+    const std::string early = bin("brain") + " train --resume " + dir.q("early/epoch-1.json") + " --epochs 2";
+
+    for (const char* option : {"--min-delta 0.01", "--monitor loss"}) {
+        const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+        const std::string is_whose = name + " is early stopping's, but the run saved in ";
+        const std::string what_to_do =
+            "has no early stopping and --early-stopping is not given; add --early-stopping PATIENCE or leave " +
+            name + " out";
+        check_usage_error(run(plain + " " + option + " --out " + dir.q("x.json")), 107,
+                          {is_whose.c_str(), what_to_do.c_str()});
+        CHECK_FALSE(fs::exists(dir / "x.json"));
+        // Valid: early stopping from the checkpoint, or given now.
+        succeeded(run(early + " " + option + " --out " + dir.q("a.json")));
+        succeeded(run(plain + " --early-stopping 3 " + option + " --out " + dir.q("b.json")));
+    }
 }

@@ -44,6 +44,10 @@ CLI::Validator finite_above(double low, bool or_equal) {
         "NUMBER " + range);
 }
 
+void refuse_option_without(const std::string& message) {
+    throw CLI::RequiresError(message, CLI::ExitCodes::RequiresError);
+}
+
 CLI::Validator file_name() {
     return CLI::Validator(
         [](std::string& text) -> std::string {
