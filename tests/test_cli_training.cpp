@@ -317,6 +317,14 @@ TEST_CASE("brain train refuses an option that nothing in the run uses and names 
         refused(run(train + " --monitor loss"), {message});
         refused(run(train + " --monitor loss --lr-schedule cosine"), {message});
     }
+    SECTION("--checkpoint-dir without --checkpoint-every") {
+        refused(
+            run(train + " --checkpoint-dir " + dir.q("ck")),
+            {"--checkpoint-dir names where --checkpoint-every writes its checkpoints, but --checkpoint-every is "
+             "not given, so nothing would be written there; add --checkpoint-every N or leave --checkpoint-dir "
+             "out"});
+        CHECK_FALSE(fs::exists(dir / "ck"));
+    }
     CHECK_FALSE(fs::exists(dir / "m.json"));
 }
 
@@ -337,10 +345,15 @@ TEST_CASE("brain train takes each option with the one that makes it act", "[cli]
         CHECK(contains(output, "learning-rate schedule: plateau:"));
         CHECK(contains(output, "monitor=loss"));
     }
+    SECTION("--checkpoint-dir with --checkpoint-every") {
+        succeeded(
+            run(train + " --checkpoint-every 2 --checkpoint-dir " + dir.q("ck") + " --out " + dir.q("m.json")));
+        CHECK(fs::exists(dir / "ck" / "epoch-2.json"));
+    }
     CHECK(fs::exists(dir / "m.json"));
 }
 
-TEST_CASE("brain train --resume takes --min-delta and --monitor only when the run has early stopping", "[cli]") {
+TEST_CASE("brain train --resume takes the early-stopping and checkpoint options when the run uses them", "[cli]") {
     TempDir dir;
     REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
             0);
@@ -364,4 +377,7 @@ TEST_CASE("brain train --resume takes --min-delta and --monitor only when the ru
         succeeded(run(early + " " + option + " --out " + dir.q("a.json")));
         succeeded(run(plain + " --early-stopping 3 " + option + " --out " + dir.q("b.json")));
     }
+    // The checkpoint's --checkpoint-every writes into the --checkpoint-dir given now.
+    succeeded(run(plain + " --checkpoint-dir " + dir.q("moved") + " --out " + dir.q("c.json")));
+    CHECK(fs::exists(dir / "moved" / "epoch-2.json"));
 }

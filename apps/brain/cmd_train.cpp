@@ -367,6 +367,11 @@ void refuse_unused_options(const TrainOptions& o, const CLI::App& cmd) {
         refuse_option_without("--monitor names what early stopping and a plateau schedule watch, but this run has "
                               "neither (no --early-stopping, and no --lr-schedule plateau); add --early-stopping "
                               "PATIENCE or --lr-schedule plateau, or leave --monitor out");
+    // Only --checkpoint-every writes into the directory (--checkpoint-every without it is CLI11's own 107).
+    if (cmd.count("--checkpoint-dir") && !cmd.count("--checkpoint-every"))
+        refuse_option_without("--checkpoint-dir names where --checkpoint-every writes its checkpoints, but "
+                              "--checkpoint-every is not given, so nothing would be written there; add "
+                              "--checkpoint-every N or leave --checkpoint-dir out");
 }
 
 // --resume: the checkpoint's network, batch order, schedule and flags, the same rows read again, trained on to
@@ -441,6 +446,11 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
     if (cmd.count("--checkpoint-dir")) run.flags.checkpoint_dir = o.flags.checkpoint_dir;
     BRAIN_CHECK_ARG(!run.flags.checkpoint_every || !run.flags.checkpoint_dir.empty(),
                     "--checkpoint-every needs --checkpoint-dir DIR");
+    if (cmd.count("--checkpoint-dir") && !run.flags.checkpoint_every)
+        refuse_option_without(str("--checkpoint-dir names where checkpoints are written, but the run saved in ",
+                                  o.resume,
+                                  " writes none and --checkpoint-every is not given; add "
+                                  "--checkpoint-every N or leave --checkpoint-dir out"));
     run.csv = csv;
     run.out = o.out;
     for (const auto& [key, value] : notes)
