@@ -325,6 +325,17 @@ TEST_CASE("brain train refuses an option that nothing in the run uses and names 
              "out"});
         CHECK_FALSE(fs::exists(dir / "ck"));
     }
+    SECTION("a learning-rate schedule key given twice") {
+        // As every other fault of --lr-schedule's text (the library's parser): exit 2, InvalidArgument.
+        const auto r = run(train + " --lr-schedule step:every=2,every=3");
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output,
+                       "error: InvalidArgument: learning-rate schedule 'step:every=2,every=3': 'every' is "
+                       "given twice (every='2', then every='3'); expected each parameter at most once: keep "
+                       "the one you mean"));
+        CHECK_FALSE(contains(r.output, "epoch "));
+    }
     CHECK_FALSE(fs::exists(dir / "m.json"));
 }
 
