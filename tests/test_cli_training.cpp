@@ -325,6 +325,16 @@ TEST_CASE("brain train refuses an option that nothing in the run uses and names 
              "out"});
         CHECK_FALSE(fs::exists(dir / "ck"));
     }
+    SECTION("--stream-chunk-rows and --stream-window without --stream") {
+        for (const char* tuning : {"--stream-chunk-rows", "--stream-window"}) {
+            const std::string message = std::string(tuning) +
+                                        " tunes how --stream reads rows from disk, but --stream is not given (the "
+                                        "data is loaded into memory); add --stream (with --npy-features and "
+                                        "--npy-targets) or leave " +
+                                        tuning + " out";
+            refused(run(train + " " + tuning + " 4"), {message.c_str()});
+        }
+    }
     SECTION("a learning-rate schedule key given twice") {
         // As every other fault of --lr-schedule's text (the library's parser): exit 2, InvalidArgument.
         const auto r = run(train + " --lr-schedule step:every=2,every=3");
@@ -355,6 +365,16 @@ TEST_CASE("brain train takes each option with the one that makes it act", "[cli]
             succeeded(run(train + " --lr-schedule plateau:patience=1 --monitor loss --out " + dir.q("m.json")));
         CHECK(contains(output, "learning-rate schedule: plateau:"));
         CHECK(contains(output, "monitor=loss"));
+    }
+    SECTION("--stream-chunk-rows and --stream-window with --stream") {
+        succeeded(run(bin("brain") + " convert " + dir.q("r.csv") + " " + dir.q("x.npy") + " " + dir.q("y.npy") +
+                      " --target y"));
+        const std::string output = succeeded(
+            run(bin("brain") + " train --npy-features " + dir.q("x.npy") + " --npy-targets " + dir.q("y.npy") +
+                " --layers 4 --epochs 2 --stream --stream-chunk-rows 16 --stream-window 2"
+                " --out " +
+                dir.q("m.json")));
+        CHECK(contains(output, "streamed from disk in chunks of 16 rows, shuffled in windows of 2 chunks"));
     }
     SECTION("--checkpoint-dir with --checkpoint-every") {
         succeeded(
@@ -387,6 +407,19 @@ TEST_CASE("brain train --resume takes the early-stopping and checkpoint options 
         // Valid: early stopping from the checkpoint, or given now.
         succeeded(run(early + " " + option + " --out " + dir.q("a.json")));
         succeeded(run(plain + " --early-stopping 3 " + option + " --out " + dir.q("b.json")));
+    }
+    // What a resumed run does not use: another model, another data source, streaming.
+    for (const char* option :
+         {"--init", "--npz", "--npy-features", "--npy-targets", "--stream", "--stream-window"}) {
+        const bool flag = std::string(option) == "--stream";
+        const auto r = run(plain + " " + option + (flag ? "" : " 2") + " --out " + dir.q("x.json"));
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output,
+                       std::string(option) +
+                           (std::string(option) == "--init" ? " cannot change them: " : " does not apply: ") +
+                           "leave it out"));
+        CHECK_FALSE(fs::exists(dir / "x.json"));
     }
     // The checkpoint's --checkpoint-every writes into the --checkpoint-dir given now.
     succeeded(run(plain + " --checkpoint-dir " + dir.q("moved") + " --out " + dir.q("c.json")));

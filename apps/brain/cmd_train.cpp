@@ -372,17 +372,30 @@ void refuse_unused_options(const TrainOptions& o, const CLI::App& cmd) {
         refuse_option_without("--checkpoint-dir names where --checkpoint-every writes its checkpoints, but "
                               "--checkpoint-every is not given, so nothing would be written there; add "
                               "--checkpoint-every N or leave --checkpoint-dir out");
+    for (const char* tuning : {"--stream-chunk-rows", "--stream-window"})
+        if (cmd.count(tuning) && !o.stream)
+            refuse_option_without(str(tuning,
+                                      " tunes how --stream reads rows from disk, but --stream is not given "
+                                      "(the data is loaded into memory); add --stream (with --npy-features "
+                                      "and --npy-targets) or leave ",
+                                      tuning, " out"));
 }
 
 // --resume: the checkpoint's network, batch order, schedule and flags, the same rows read again, trained on to
 // --epochs (default: the epochs the run was started for).
 int run_resume(const TrainOptions& o, const CLI::App& cmd) {
-    for (const char* fixed : {"--target", "--classes", "--layers", "--activation", "--output-activation", "--loss",
-                              "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch", "--validation",
-                              "--seed", "--standardize", "--lr-schedule"})
+    for (const char* fixed : {"--target", "--classes", "--init", "--layers", "--activation", "--output-activation",
+                              "--loss", "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch",
+                              "--validation", "--seed", "--standardize", "--lr-schedule"})
         BRAIN_CHECK_ARG(cmd.count(fixed) == 0, "--resume continues the run saved in ", o.resume,
                         " with its own network, optimizer, batch order, data options and schedule; ", fixed,
                         " cannot change them: leave it out (or start a new run without --resume)");
+    // The rows are read again from the run's CSV file, whole: the other sources and streaming do not apply.
+    for (const char* source :
+         {"--npz", "--npy-features", "--npy-targets", "--stream", "--stream-chunk-rows", "--stream-window"})
+        BRAIN_CHECK_ARG(cmd.count(source) == 0, "--resume reads the rows of the run saved in ", o.resume,
+                        " again from its CSV file (the one recorded there, or --csv FILE), into memory; ", source,
+                        " does not apply: leave it out");
     const InputLimits limits = o.input.limits();
     const TrainingCheckpoint checkpoint = TrainingCheckpoint::load(o.resume, limits);
     const auto& notes = checkpoint.notes;
