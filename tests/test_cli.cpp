@@ -401,6 +401,44 @@ TEST_CASE("brain estimate prints the library's estimate", "[cli]") {
                                  std::to_string(brain::largest_batch_within(network, 64ull << 20))));
 }
 
+TEST_CASE("brain estimate refuses a width or batch of 0 and options that describe nothing", "[cli]") {
+    // A usage error naming the option, what it expects and what it found, before anything is estimated.
+    auto refused = [](const std::string& args, int status, const std::string& message) {
+        const auto r = run(bin("brain") + " estimate " + args);
+        INFO(r.output);
+        CHECK(r.status == status);
+        CHECK(contains(r.output, message));
+        CHECK(contains(r.output, "Run with --help for more information."));
+        CHECK_FALSE(contains(r.output, "MiB of tensors"));
+    };
+    refused("--inputs 0", 105, "--inputs: expected a whole number from 1 to 4294967295, found '0'");
+    refused("--inputs 16 --layers 256,0", 105, "--layers: expected a whole number from 1 to 4294967295, found '0'");
+    refused("--inputs 16 --outputs 0", 105, "--outputs: expected a whole number from 1 to 4294967295, found '0'");
+    // The plugin ABI's widths are uint32: a wider layer could never be built.
+    refused("--inputs 4294967296", 105,
+            "--inputs: expected a whole number from 1 to 4294967295, found '4294967296'");
+    refused("--inputs 16 --batch 0", 105,
+            "--batch: expected a whole number from 1 to 18446744073709551615, found '0'");
+    refused("", 106,
+            "--model FILE (or --inputs N, with --layers and --outputs, to describe the network) is required");
+    refused("--inputs 16 --max-input-mib 8", 107,
+            "--max-input-mib bounds the model file read with --model, but --model is not given (--inputs describes "
+            "the network, and no file is read); add --model FILE or leave --max-input-mib out");
+
+    // The valid combinations: the smallest widths and batch, and --max-input-mib with --model.
+    CHECK(contains(succeeded(run(bin("brain") + " estimate --inputs 1 --layers 1 --outputs 1 --batch 1")),
+                   "MiB of tensors for batch 1"));
+    TempDir dir;
+    brain::Network::builder()
+        .input_size(16)
+        .dense(8, brain::Activation::Relu)
+        .dense(1, brain::Activation::Linear)
+        .build()
+        .save_json(dir / "m.json");
+    CHECK(contains(succeeded(run(bin("brain") + " estimate --model " + dir.q("m.json") + " --max-input-mib 8")),
+                   "MiB of tensors for batch 256"));
+}
+
 TEST_CASE("the chapter-11 examples run and explain what this machine cannot do", "[cli]") {
     TempDir dir;
     const bool gpu = cuda_usable();

@@ -10,6 +10,7 @@
 #include <brain/brain.hpp>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -48,6 +49,18 @@ void write_blobs(const fs::path& path, std::size_t rows, std::uint64_t seed) {
                 << static_cast<double>(k == static_cast<std::size_t>(c % 3) ? 1.5 : -0.5) + rng.uniform(-0.6, 0.6);
         out << "," << labels[k] << "\n";
     }
+}
+
+// A usage error: exit `status` (105-110), every one of `parts` and CLI11's hint in the output, and no training.
+void check_usage_error(const brain::test::ProcessResult& r, int status, std::initializer_list<const char*> parts) {
+    INFO(r.output);
+    CHECK(r.status == status);
+    for (const char* part : parts) {
+        INFO("expected in the output: " << part);
+        CHECK(contains(r.output, part));
+    }
+    CHECK(contains(r.output, "Run with --help for more information."));
+    CHECK_FALSE(contains(r.output, "epoch "));
 }
 
 } // namespace
@@ -278,4 +291,137 @@ TEST_CASE("brain train --classes on scikit-learn's digits reaches MLPClassifier'
     const double mean = total / 5.0;
     INFO("brain mean accuracy " << mean << ", scikit-learn's " << reference);
     CHECK(mean >= reference);
+}
+
+TEST_CASE("brain train refuses an option that nothing in the run uses and names what to add or leave out",
+          "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") +
+                              " --target y --layers 4 --epochs 1 --out " + dir.q("m.json");
+    // A usage error like CLI11's own "requires" (exit 107), before anything is read or trained.
+    auto refused = [](const brain::test::ProcessResult& r, std::initializer_list<const char*> parts) {
+        check_usage_error(r, 107, parts);
+    };
+
+    SECTION("--min-delta without --early-stopping") {
+        refused(run(train + " --min-delta 0.01"),
+                {"--min-delta sets how much early stopping's monitored value must improve, but early stopping is "
+                 "off (no --early-stopping); add --early-stopping PATIENCE or leave --min-delta out"});
+    }
+    SECTION("--monitor without --early-stopping or a plateau schedule") {
+        const char* message = "--monitor names what early stopping and a plateau schedule watch, but this run has "
+                              "neither (no --early-stopping, and no --lr-schedule plateau); add --early-stopping "
+                              "PATIENCE or --lr-schedule plateau, or leave --monitor out";
+        refused(run(train + " --monitor loss"), {message});
+        refused(run(train + " --monitor loss --lr-schedule cosine"), {message});
+    }
+    SECTION("--checkpoint-dir without --checkpoint-every") {
+        refused(
+            run(train + " --checkpoint-dir " + dir.q("ck")),
+            {"--checkpoint-dir names where --checkpoint-every writes its checkpoints, but --checkpoint-every is "
+             "not given, so nothing would be written there; add --checkpoint-every N or leave --checkpoint-dir "
+             "out"});
+        CHECK_FALSE(fs::exists(dir / "ck"));
+    }
+    SECTION("--stream-chunk-rows and --stream-window without --stream") {
+        for (const char* tuning : {"--stream-chunk-rows", "--stream-window"}) {
+            const std::string message = std::string(tuning) +
+                                        " tunes how --stream reads rows from disk, but --stream is not given (the "
+                                        "data is loaded into memory); add --stream (with --npy-features and "
+                                        "--npy-targets) or leave " +
+                                        tuning + " out";
+            refused(run(train + " " + tuning + " 4"), {message.c_str()});
+        }
+    }
+    SECTION("a learning-rate schedule key given twice") {
+        // As every other fault of --lr-schedule's text (the library's parser): exit 2, InvalidArgument.
+        const auto r = run(train + " --lr-schedule step:every=2,every=3");
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output,
+                       "error: InvalidArgument: learning-rate schedule 'step:every=2,every=3': 'every' is "
+                       "given twice (every='2', then every='3'); expected each parameter at most once: keep "
+                       "the one you mean"));
+        CHECK_FALSE(contains(r.output, "epoch "));
+    }
+    CHECK_FALSE(fs::exists(dir / "m.json"));
+}
+
+TEST_CASE("brain train takes each option with the one that makes it act", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") + " --target y --layers 4 --epochs 2";
+
+    SECTION("--min-delta and --monitor with --early-stopping") {
+        const std::string output =
+            succeeded(run(train + " --early-stopping 3 --monitor loss --min-delta 0.001 --out " + dir.q("m.json")));
+        CHECK(contains(output, "early stopping: patience 3 on loss"));
+    }
+    SECTION("--monitor with a plateau schedule alone") {
+        const std::string output =
+            succeeded(run(train + " --lr-schedule plateau:patience=1 --monitor loss --out " + dir.q("m.json")));
+        CHECK(contains(output, "learning-rate schedule: plateau:"));
+        CHECK(contains(output, "monitor=loss"));
+    }
+    SECTION("--stream-chunk-rows and --stream-window with --stream") {
+        succeeded(run(bin("brain") + " convert " + dir.q("r.csv") + " " + dir.q("x.npy") + " " + dir.q("y.npy") +
+                      " --target y"));
+        const std::string output = succeeded(
+            run(bin("brain") + " train --npy-features " + dir.q("x.npy") + " --npy-targets " + dir.q("y.npy") +
+                " --layers 4 --epochs 2 --stream --stream-chunk-rows 16 --stream-window 2"
+                " --out " +
+                dir.q("m.json")));
+        CHECK(contains(output, "streamed from disk in chunks of 16 rows, shuffled in windows of 2 chunks"));
+    }
+    SECTION("--checkpoint-dir with --checkpoint-every") {
+        succeeded(
+            run(train + " --checkpoint-every 2 --checkpoint-dir " + dir.q("ck") + " --out " + dir.q("m.json")));
+        CHECK(fs::exists(dir / "ck" / "epoch-2.json"));
+    }
+    CHECK(fs::exists(dir / "m.json"));
+}
+
+TEST_CASE("brain train --resume takes the early-stopping and checkpoint options when the run uses them", "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    const std::string train = bin("brain") + " train --csv " + dir.q("r.csv") +
+                              " --target y --layers 4 --epochs 1 --checkpoint-every 1 --out " + dir.q("m.json");
+    succeeded(run(train + " --checkpoint-dir " + dir.q("plain")));
+    succeeded(run(train + " --early-stopping 5 --checkpoint-dir " + dir.q("early")));
+    const std::string plain = bin("brain") + " train --resume " + dir.q("plain/epoch-1.json") + " --epochs 2";
+    const std::string early = bin("brain") + " train --resume " + dir.q("early/epoch-1.json") + " --epochs 2";
+
+    for (const char* option : {"--min-delta 0.01", "--monitor loss"}) {
+        const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+        const std::string is_whose = name + " is early stopping's, but the run saved in ";
+        const std::string what_to_do =
+            "has no early stopping and --early-stopping is not given; add --early-stopping PATIENCE or leave " +
+            name + " out";
+        check_usage_error(run(plain + " " + option + " --out " + dir.q("x.json")), 107,
+                          {is_whose.c_str(), what_to_do.c_str()});
+        CHECK_FALSE(fs::exists(dir / "x.json"));
+        // Valid: early stopping from the checkpoint, or given now.
+        succeeded(run(early + " " + option + " --out " + dir.q("a.json")));
+        succeeded(run(plain + " --early-stopping 3 " + option + " --out " + dir.q("b.json")));
+    }
+    // What a resumed run does not use: another model, another data source, streaming.
+    for (const char* option :
+         {"--init", "--npz", "--npy-features", "--npy-targets", "--stream", "--stream-window"}) {
+        const bool flag = std::string(option) == "--stream";
+        const auto r = run(plain + " " + option + (flag ? "" : " 2") + " --out " + dir.q("x.json"));
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output,
+                       std::string(option) +
+                           (std::string(option) == "--init" ? " cannot change them: " : " does not apply: ") +
+                           "leave it out"));
+        CHECK_FALSE(fs::exists(dir / "x.json"));
+    }
+    // The checkpoint's --checkpoint-every writes into the --checkpoint-dir given now.
+    succeeded(run(plain + " --checkpoint-dir " + dir.q("moved") + " --out " + dir.q("c.json")));
+    CHECK(fs::exists(dir / "moved" / "epoch-2.json"));
 }

@@ -126,6 +126,11 @@ TEST_CASE("a schedule's text form round-trips and bad text is refused naming the
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, LearningRateSchedule::parse("plateau:factor=2"), "(0, 1)");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, LearningRateSchedule::parse("plateau:warmup=1"),
                         "'warmup' is not a parameter of plateau");
+    // A key given twice is refused with both values, whatever its case, not "the last one wins".
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, LearningRateSchedule::parse("step:every=2,gamma=0.5,Every=3"),
+                        "'every' is given twice (every='2', then every='3')", "at most once");
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, LearningRateSchedule::parse("cosine:min=0,min=0"),
+                        "'min' is given twice");
 }
 
 TEST_CASE("reduce-on-plateau multiplies the rate after patience epochs without improvement", "[core]") {

@@ -272,17 +272,17 @@ TEST_CASE("brain train --stream trains on .npy files four times larger than its 
     const std::uint64_t bytes = fs::file_size(dir.path / "x.npy") + fs::file_size(dir.path / "y.npy");
     REQUIRE(bytes >= 4 * cap);
     const std::string brain_bin = std::string(BRAIN_TEST_BIN_DIR) + "/brain";
-    const std::string train =
-        brain::test::shell_quote(brain_bin) +
-        " train --npy-features x.npy --npy-targets y.npy --layers 16 --epochs 1 --batch 512 "
-        "--lr 0.01 --out model.json --max-input-mib 100000 --stream-chunk-rows 2048 --stream-window 8";
+    const std::string train = brain::test::shell_quote(brain_bin) +
+                              " train --npy-features x.npy --npy-targets y.npy --layers 16 --epochs 1 --batch 512 "
+                              "--lr 0.01 --out model.json --max-input-mib 100000";
     // One thread each for the BLAS and the session, and one malloc arena: the address space stays what the program
     // needs, not what idle threads reserve.
     const std::string env = "OPENBLAS_NUM_THREADS=1 BRAIN_CPU_THREADS=1 MALLOC_ARENA_MAX=1 ";
     brain::test::ProcessLimits limits;
     limits.address_space_bytes = cap;
     limits.timeout_seconds = 600;
-    const auto streamed = brain::test::run_process(env + train + " --stream", dir.path.string(), limits);
+    const auto streamed = brain::test::run_process(
+        env + train + " --stream --stream-chunk-rows 2048 --stream-window 8", dir.path.string(), limits);
     INFO(streamed.output);
     REQUIRE(streamed.status == 0);
     CHECK(streamed.output.find("streamed from disk") != std::string::npos);

@@ -12,18 +12,23 @@ constexpr std::uint64_t k_max_input_mib = std::uint64_t{1} << 24;
 } // namespace
 
 CLI::Validator whole_number(std::uint64_t max) {
+    return whole_number_in(0, max);
+}
+
+CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max) {
     return CLI::Validator(
-        [max](std::string& text) -> std::string {
+        [min, max](std::string& text) -> std::string {
             const char* first = text.data();
             const char* last = first + text.size();
             if (first != last && *first == '+') ++first;
             std::uint64_t value = 0;
             const auto [end, ec] = std::from_chars(first, last, value);
-            if (first == last || end != last || ec != std::errc() || value > max)
-                return "expected a whole number from 0 to " + std::to_string(max) + ", found '" + text + "'";
+            if (first == last || end != last || ec != std::errc() || value < min || value > max)
+                return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
+                       ", found '" + text + "'";
             return {};
         },
-        "0.." + std::to_string(max));
+        std::to_string(min) + ".." + std::to_string(max));
 }
 
 CLI::Validator finite_above(double low, bool or_equal) {
@@ -42,6 +47,10 @@ CLI::Validator finite_above(double low, bool or_equal) {
             return {};
         },
         "NUMBER " + range);
+}
+
+void refuse_option_without(const std::string& message) {
+    throw CLI::RequiresError(message, CLI::ExitCodes::RequiresError);
 }
 
 CLI::Validator file_name() {

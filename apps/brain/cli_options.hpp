@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <brain/limits.hpp>
 #include <cstdint>
+#include <string>
 
 namespace brain::app {
 
@@ -12,9 +13,17 @@ namespace brain::app {
 // number too large for its type; this refuses both (exit 105, naming the option and the range).
 CLI::Validator whole_number(std::uint64_t max);
 
+// As whole_number, from `min` to `max`: "--inputs 0" is "expected a whole number from 1 to ..., found '0'" (exit
+// 105).
+CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max);
+
 // A number that is finite as a float32 and above `low` (at least `low` when `or_equal`): "--lr 0", "--lr nan" or
 // "--lr 1e-50" (0 in float32) are usage errors naming the option (exit 105), not a library message.
 CLI::Validator finite_above(double low, bool or_equal);
+
+// A usage error for an option given without the one that makes it act (exit 107, as CLI11's own "requires"):
+// `message` names both options and says what to add or what to leave out. Never a setting silently unused.
+[[noreturn]] void refuse_option_without(const std::string& message);
 
 // A file name that is not empty: an unset shell variable ("--out $OUT") must not mean "no file" (exit 105).
 CLI::Validator file_name();

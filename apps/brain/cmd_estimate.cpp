@@ -30,8 +30,10 @@ int run_estimate(const EstimateOptions& o) {
     if (!o.model.empty()) {
         shape = Network::load_json(o.model, o.input.limits()).layers();
     } else {
-        BRAIN_CHECK_ARG(o.inputs > 0, "brain estimate needs either --model <file> or --inputs <n> (with "
-                                      "--layers and --outputs) to describe the network");
+        // A usage error like any missing option (exit 106); --inputs given is at least 1 (its check).
+        if (o.inputs == 0)
+            throw CLI::RequiredError("--model FILE (or --inputs N, with --layers and --outputs, to describe the "
+                                     "network)");
         const Activation hidden = parse_activation(o.activation);
         std::size_t width = o.inputs;
         for (std::size_t units : o.layers) {
@@ -40,7 +42,6 @@ int run_estimate(const EstimateOptions& o) {
         }
         shape.push_back(LayerSpec{width, o.outputs, Activation::Linear});
     }
-    BRAIN_CHECK_ARG(o.batch > 0, "--batch must be at least 1, found 0");
 
     const MemoryEstimate e = estimate_tensor_memory(shape, o.batch);
     if (e.saturated) {
@@ -80,23 +81,32 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
                     "answers at once. Prints \"<N> MiB of tensors for batch <B>\" and, with --budget, the largest "
                     "batch that fits.");
     auto* model = cmd->add_option("--model", o->model, "a model file written by brain train (save_json)");
-    auto* inputs = cmd->add_option("--inputs", o->inputs, "input width, to describe a network without a file")
-                       ->check(whole_number(UINT64_MAX));
+    // A width is at least one unit and at most the plugin ABI's uint32 (what a network can be built with); a batch
+    // at least one row. "--inputs 0" is a usage error naming the option and the range (exit 105).
+    const CLI::Validator width = whole_number_in(1, UINT32_MAX);
+    auto* inputs =
+        cmd->add_option("--inputs", o->inputs, "input width, to describe a network without a file")->check(width);
     model->excludes(inputs);
     cmd->add_option("--layers", o->layers, "hidden layer widths, e.g. 256,256")
         ->delimiter(',')
         ->needs(inputs)
-        ->check(whole_number(UINT64_MAX));
-    cmd->add_option("--outputs", o->outputs, "output width")
-        ->capture_default_str()
-        ->needs(inputs)
-        ->check(whole_number(UINT64_MAX));
+        ->check(width);
+    cmd->add_option("--outputs", o->outputs, "output width")->capture_default_str()->needs(inputs)->check(width);
     cmd->add_option("--activation", o->activation, "hidden activation")->capture_default_str()->needs(inputs);
-    cmd->add_option("--batch", o->batch, "batch size")->capture_default_str()->check(whole_number(UINT64_MAX));
+    cmd->add_option("--batch", o->batch, "batch size")
+        ->capture_default_str()
+        ->check(whole_number_in(1, UINT64_MAX));
     cmd->add_option("--budget", o->budget_mib, "a memory budget in MiB: also print the largest batch within it")
         ->check(whole_number(UINT64_MAX));
     add_input_options(*cmd, o->input, false);
-    cmd->callback([o, &exit_code] { exit_code = run_estimate(*o); });
+    cmd->callback([o, cmd, &exit_code] {
+        // The limit bounds the model file read; a network described with --inputs reads none.
+        if (cmd->count("--max-input-mib") && o->model.empty())
+            refuse_option_without("--max-input-mib bounds the model file read with --model, but --model is not "
+                                  "given (--inputs describes the network, and no file is read); add --model FILE "
+                                  "or leave --max-input-mib out");
+        exit_code = run_estimate(*o);
+    });
 }
 
 } // namespace brain::app

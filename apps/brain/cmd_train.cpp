@@ -353,15 +353,49 @@ int run_train(const TrainOptions& o) {
     return run_training(run);
 }
 
+// Options of a new run that act only with another one, given without it: a usage error (exit 107) naming both and
+// what to do, never a setting silently unused.
+void refuse_unused_options(const TrainOptions& o, const CLI::App& cmd) {
+    const bool early_stopping = cmd.count("--early-stopping") > 0;
+    if (cmd.count("--min-delta") && !early_stopping)
+        refuse_option_without("--min-delta sets how much early stopping's monitored value must improve, but early "
+                              "stopping is off (no --early-stopping); add --early-stopping PATIENCE or leave "
+                              "--min-delta out");
+    // A plateau schedule watches --monitor too; no other schedule does.
+    if (cmd.count("--monitor") && !early_stopping &&
+        (o.lr_schedule.empty() || !LearningRateSchedule::parse(o.lr_schedule).monitors()))
+        refuse_option_without("--monitor names what early stopping and a plateau schedule watch, but this run has "
+                              "neither (no --early-stopping, and no --lr-schedule plateau); add --early-stopping "
+                              "PATIENCE or --lr-schedule plateau, or leave --monitor out");
+    // Only --checkpoint-every writes into the directory (--checkpoint-every without it is CLI11's own 107).
+    if (cmd.count("--checkpoint-dir") && !cmd.count("--checkpoint-every"))
+        refuse_option_without("--checkpoint-dir names where --checkpoint-every writes its checkpoints, but "
+                              "--checkpoint-every is not given, so nothing would be written there; add "
+                              "--checkpoint-every N or leave --checkpoint-dir out");
+    for (const char* tuning : {"--stream-chunk-rows", "--stream-window"})
+        if (cmd.count(tuning) && !o.stream)
+            refuse_option_without(str(tuning,
+                                      " tunes how --stream reads rows from disk, but --stream is not given "
+                                      "(the data is loaded into memory); add --stream (with --npy-features "
+                                      "and --npy-targets) or leave ",
+                                      tuning, " out"));
+}
+
 // --resume: the checkpoint's network, batch order, schedule and flags, the same rows read again, trained on to
 // --epochs (default: the epochs the run was started for).
 int run_resume(const TrainOptions& o, const CLI::App& cmd) {
-    for (const char* fixed : {"--target", "--classes", "--layers", "--activation", "--output-activation", "--loss",
-                              "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch", "--validation",
-                              "--seed", "--standardize", "--lr-schedule"})
+    for (const char* fixed : {"--target", "--classes", "--init", "--layers", "--activation", "--output-activation",
+                              "--loss", "--optimizer", "--lr", "--momentum", "--weight-decay", "--batch",
+                              "--validation", "--seed", "--standardize", "--lr-schedule"})
         BRAIN_CHECK_ARG(cmd.count(fixed) == 0, "--resume continues the run saved in ", o.resume,
                         " with its own network, optimizer, batch order, data options and schedule; ", fixed,
                         " cannot change them: leave it out (or start a new run without --resume)");
+    // The rows are read again from the run's CSV file, whole: the other sources and streaming do not apply.
+    for (const char* source :
+         {"--npz", "--npy-features", "--npy-targets", "--stream", "--stream-chunk-rows", "--stream-window"})
+        BRAIN_CHECK_ARG(cmd.count(source) == 0, "--resume reads the rows of the run saved in ", o.resume,
+                        " again from its CSV file (the one recorded there, or --csv FILE), into memory; ", source,
+                        " does not apply: leave it out");
     const InputLimits limits = o.input.limits();
     const TrainingCheckpoint checkpoint = TrainingCheckpoint::load(o.resume, limits);
     const auto& notes = checkpoint.notes;
@@ -412,10 +446,24 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
     if (cmd.count("--early-stopping")) run.flags.patience = o.flags.patience;
     if (cmd.count("--monitor")) run.flags.monitor = o.flags.monitor;
     if (cmd.count("--min-delta")) run.flags.min_delta = o.flags.min_delta;
+    // Early stopping comes from the checkpoint or from --early-stopping; without either these would act on nothing.
+    // (A resumed plateau schedule keeps the monitor it was saved with.)
+    if (!run.flags.patience)
+        for (const char* watched : {"--min-delta", "--monitor"})
+            if (cmd.count(watched))
+                refuse_option_without(str(watched, " is early stopping's, but the run saved in ", o.resume,
+                                          " has no early stopping and --early-stopping is not given; add "
+                                          "--early-stopping PATIENCE or leave ",
+                                          watched, " out"));
     if (cmd.count("--checkpoint-every")) run.flags.checkpoint_every = o.flags.checkpoint_every;
     if (cmd.count("--checkpoint-dir")) run.flags.checkpoint_dir = o.flags.checkpoint_dir;
     BRAIN_CHECK_ARG(!run.flags.checkpoint_every || !run.flags.checkpoint_dir.empty(),
                     "--checkpoint-every needs --checkpoint-dir DIR");
+    if (cmd.count("--checkpoint-dir") && !run.flags.checkpoint_every)
+        refuse_option_without(str("--checkpoint-dir names where checkpoints are written, but the run saved in ",
+                                  o.resume,
+                                  " writes none and --checkpoint-every is not given; add "
+                                  "--checkpoint-every N or leave --checkpoint-dir out"));
     run.csv = csv;
     run.out = o.out;
     for (const auto& [key, value] : notes)
@@ -559,6 +607,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
         // A usage error like every other missing option (exit 106 and the usage hint), naming both ways to say it.
         if (o->targets.empty() && o->classes.empty() && o->source.npz.empty() && o->source.npy_features.empty())
             throw CLI::RequiredError("--target COLUMN (or --classes COLUMN for a column of classes)");
+        refuse_unused_options(*o, *cmd);
         exit_code = run_train(*o);
     });
 }

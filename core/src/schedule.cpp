@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 
 namespace brain {
@@ -228,6 +229,7 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
                     "; accepted: constant, step:every=N[,gamma=G], exponential:gamma=G, cosine[:warmup=E,min=R,"
                     "epochs=N], onecycle[:pct=P,div=D,final_div=F,epochs=N], plateau[:factor=F,patience=N,...]");
     bool has_every = false, has_gamma = false;
+    std::map<std::string, std::string> given; // each key's value, to refuse a key given twice
     std::string_view rest =
         colon == std::string::npos ? std::string_view() : std::string_view(spec).substr(colon + 1);
     while (!rest.empty()) {
@@ -257,6 +259,12 @@ LearningRateSchedule LearningRateSchedule::parse(std::string_view text) {
             if (value.empty() || r.ec != std::errc() || r.ptr != end) bad("a whole number");
             return v;
         };
+        // "every=2,every=3" is a slip to point out, not "the last one wins" (an unknown key was refused already).
+        if (const auto [earlier, first] = given.emplace(key, value); !first)
+            BRAIN_THROW(ErrorCode::InvalidArgument, "learning-rate schedule ", quote_excerpt(text), ": ",
+                        quote_excerpt(key), " is given twice (", key, "=", quote_excerpt(earlier->second),
+                        ", then ", key, "=", quote_excerpt(value),
+                        "); expected each parameter at most once: keep the one you mean");
         const Kind k = s.m_kind;
         const bool warmup_kind =
             k == Kind::Constant || k == Kind::Step || k == Kind::Exponential || k == Kind::Cosine;

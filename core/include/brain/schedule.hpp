@@ -76,8 +76,8 @@ public:
     // The rate reduced when the monitored quantity stops improving.
     static LearningRateSchedule reduce_on_plateau(PlateauOptions options = {});
     // From the text form, e.g. "cosine:warmup=1,min=1e-5", "step:every=10,gamma=0.5", "onecycle:pct=0.25",
-    // "plateau:factor=0.5,patience=3" (docs/cli.md lists every key). InvalidArgument names the text, the key at
-    // fault and the accepted keys.
+    // "plateau:factor=0.5,patience=3" (docs/cli.md lists every key), each key at most once. InvalidArgument names
+    // the text, the key at fault and the accepted keys (or both values of a key given twice).
     static LearningRateSchedule parse(std::string_view text);
     // The text form (parse(to_string()) gives the same schedule, without its state).
     std::string to_string() const;
