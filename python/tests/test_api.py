@@ -83,6 +83,23 @@ def test_training_session_matches_fit(regression):
     np.testing.assert_array_equal(net.parameters, fitted.parameters)
 
 
+def test_session_trains_epochs_in_one_call_as_one_each(regression):
+    X, y = regression
+    config = brain.TrainConfig(epochs=3, batch_size=32, seed=1)
+    each, together = regression_network(), regression_network()
+    with brain.TrainingSession(each, X, y, config=config) as session:
+        one_by_one = [session.train_epoch() for _ in range(3)]
+        by_epoch = session.checkpoint()
+    with brain.TrainingSession(together, X, y, config=config) as session:
+        losses = session.train_epochs(3)
+        in_one_call = session.checkpoint()
+        with pytest.raises(brain.InvalidArgument, match="0 epochs"):
+            session.train_epochs(0)
+    assert losses == one_by_one
+    assert in_one_call.epochs_trained == 3
+    np.testing.assert_array_equal(in_one_call.parameters, by_epoch.parameters)
+
+
 def test_session_learning_rate_can_change(regression):
     X, y = regression
     net = regression_network(optimizer=brain.Optimizer.sgd(0.01))
