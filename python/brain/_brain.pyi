@@ -66,7 +66,10 @@ class DeviceFailure(Error): ...
 
 @type_check_only
 class _NamedEnum(enum.IntEnum):
-    """An enum whose values are also made from their names (Activation("relu"))."""
+    """An enum whose values are also made from their names (Activation("relu")). Wherever a method or attribute
+    takes one, its name as a str does too: the member name or brain's own spelling, case-insensitive ("LeakyRelu",
+    "leaky_relu", "mse", "bf16", "adamw", "min"). An unknown name raises brain.InvalidArgument (a ValueError)
+    naming the enum, the name given and the accepted names."""
     def __init__(self, name: str) -> None: ...
 
 class Activation(_NamedEnum):
@@ -89,10 +92,11 @@ class Precision(_NamedEnum):
     Bf16 = 2
 
 ActivationLike = Union[Activation, str]
+LossLike = Union[Loss, str]
 PrecisionLike = Union[Precision, str]
 
 class Optimizer:
-    class Kind(enum.IntEnum):
+    class Kind(_NamedEnum):
         Sgd = 0
         Adam = 1
         AdamW = 2
@@ -251,6 +255,9 @@ class StreamingDataset(_Rows):
     def from_npy(features: PathLike, targets: PathLike, options: StreamOptions = ...) -> StreamingDataset: ...
     @property
     def options(self) -> StreamOptions: ...
+    def standardize(self) -> StreamingDataset:
+        """Per-feature mean and deviation in one pass over the files, with the GIL released; attached (as the
+        standardization setter attaches one) once the pass ends."""
     def read_rows(self, begin: int, end: int) -> Dataset: ...
     @property
     def buffer_bytes(self) -> int: ...
@@ -316,7 +323,7 @@ class NetworkBuilder:
     def __init__(self) -> None: ...
     def input_size(self, n: int) -> NetworkBuilder: ...
     def dense(self, units: int, activation: ActivationLike) -> NetworkBuilder: ...
-    def loss(self, loss: Union[Loss, str]) -> NetworkBuilder: ...
+    def loss(self, loss: LossLike) -> NetworkBuilder: ...
     def optimizer(self, optimizer: Optimizer) -> NetworkBuilder: ...
     def seed(self, seed: int) -> NetworkBuilder: ...
     def build(self) -> Network: ...
@@ -479,6 +486,8 @@ class PluginCapabilities:
     max_devices: int
     notes: str
     @overload
+    def runs(self, name: str) -> bool: ...
+    @overload
     def runs(self, activation: Activation) -> bool: ...
     @overload
     def runs(self, loss: Loss) -> bool: ...
@@ -518,6 +527,8 @@ class MonitorMode(_NamedEnum):
     Min = 1
     Max = 2
 
+MonitorModeLike = Union[MonitorMode, str]
+
 class PlateauOptions:
     factor: float
     patience: int
@@ -527,7 +538,7 @@ class PlateauOptions:
     monitor: str
     mode: MonitorMode
     def __init__(self, *, factor: float = 0.1, patience: int = 10, threshold: float = 1e-4, cooldown: int = 0,
-                 min_rate: float = 0.0, monitor: str = "", mode: MonitorMode = ...) -> None: ...
+                 min_rate: float = 0.0, monitor: str = "", mode: MonitorModeLike = ...) -> None: ...
 
 class ScheduleState:
     base_rate: float
@@ -653,7 +664,7 @@ class EarlyStoppingOptions:
     start_from_epoch: int
 
 class EarlyStopping(Callback):
-    def __init__(self, *, monitor: str = "", mode: Union[MonitorMode, str] = ..., patience: int = 0,
+    def __init__(self, *, monitor: str = "", mode: MonitorModeLike = ..., patience: int = 0,
                  min_delta: float = 0.0, restore_best_weights: bool = True, start_from_epoch: int = 0) -> None: ...
     @property
     def options(self) -> EarlyStoppingOptions: ...
@@ -679,7 +690,7 @@ class ModelCheckpointOptions:
 
 class ModelCheckpoint(Callback):
     def __init__(self, path: PathLike, *, every_epochs: int = 1, save_best_only: bool = False, monitor: str = "",
-                 mode: Union[MonitorMode, str] = ..., resumable: bool = True,
+                 mode: MonitorModeLike = ..., resumable: bool = True,
                  inputs: Sequence[PathLike] = ...) -> None: ...
     @property
     def options(self) -> ModelCheckpointOptions: ...
@@ -706,7 +717,9 @@ class TrainingCheckpoint:
     def to_json_string(self) -> str: ...
     @staticmethod
     def from_json_string(text: str, origin: str = "<string>") -> TrainingCheckpoint: ...
-    def save(self, path: PathLike, inputs: Sequence[PathLike] = ...) -> None: ...
+    def save(self, path: PathLike, inputs: Sequence[PathLike] = ...) -> None:
+        """Write it as JSON, whole or not at all, with the GIL released; another thread's change to the checkpoint
+        (an attribute, or checkpoint.network's weights) waits until the file is written."""
     @staticmethod
     def load(path: PathLike, limits: Optional[InputLimits] = None) -> TrainingCheckpoint: ...
 

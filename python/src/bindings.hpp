@@ -2,9 +2,10 @@
 #pragma once
 
 #include <brain/brain.hpp>
-
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <string>
+#include <string_view>
 
 namespace brain::python {
 
@@ -34,6 +35,61 @@ void bind_fit(py::module_& m);
 void bind_interop(py::module_& m);
 // accelerator_doctor, AcceleratorReport, the memory estimates, plugins and their load records.
 void bind_devices(py::module_& m);
+
+// The enumerations a method takes (Activation, Loss, Precision, Optimizer::Kind, MonitorMode) also take their
+// names as str wherever they are expected, as arguments and as attributes: parse_enum_name<E> reads one by the
+// library's rules (case-insensitive; "relu", "LeakyRelu", "mse", "bf16", "adamw", "min"). An unknown name is
+// brain::Error InvalidArgument (brain.InvalidArgument, a ValueError) naming the enumeration, the name given and
+// the accepted names; any other type is pybind11's TypeError, as before. Defined beside each enumeration's binding.
+template <class E>
+E parse_enum_name(std::string_view text);
+template <>
+Activation parse_enum_name<Activation>(std::string_view text);
+template <>
+Loss parse_enum_name<Loss>(std::string_view text);
+template <>
+Precision parse_enum_name<Precision>(std::string_view text);
+template <>
+Optimizer::Kind parse_enum_name<Optimizer::Kind>(std::string_view text);
+template <>
+MonitorMode parse_enum_name<MonitorMode>(std::string_view text);
+
+// The argument caster of those enumerations: a member as pybind11's own caster takes it, else (when conversions
+// are allowed) a str through parse_enum_name, which raises for an unknown name rather than trying the next
+// overload. pybind11 calls an overloaded function's overloads without conversions first, so an overload taking a
+// str is still chosen for a str; overloads that differ only in which of these enumerations they take must be one
+// function (PluginCapabilities.runs) or the first would raise for the others' names.
+template <class E>
+class NamedEnumCaster : public py::detail::type_caster_base<E> {
+public:
+    bool load(py::handle src, bool convert) {
+        if (py::detail::type_caster_base<E>::load(src, convert)) return true;
+        if (!convert || !py::isinstance<py::str>(src)) return false;
+        m_named = parse_enum_name<E>(src.cast<std::string>());
+        this->value = &m_named;
+        return true;
+    }
+
+private:
+    E m_named{}; // the value named by a str; the base's value points here
+};
+
+} // namespace brain::python
+
+namespace pybind11::detail {
+template <>
+class type_caster<brain::Activation> : public brain::python::NamedEnumCaster<brain::Activation> {};
+template <>
+class type_caster<brain::Loss> : public brain::python::NamedEnumCaster<brain::Loss> {};
+template <>
+class type_caster<brain::Precision> : public brain::python::NamedEnumCaster<brain::Precision> {};
+template <>
+class type_caster<brain::Optimizer::Kind> : public brain::python::NamedEnumCaster<brain::Optimizer::Kind> {};
+template <>
+class type_caster<brain::MonitorMode> : public brain::python::NamedEnumCaster<brain::MonitorMode> {};
+} // namespace pybind11::detail
+
+namespace brain::python {
 
 // `obj` as a Matrix: a brain.Matrix is copied by value; any other array-like is read through the buffer protocol,
 // converted once to C-contiguous float32 if it is not already, and copied once into the Matrix's own storage.

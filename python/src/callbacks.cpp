@@ -2,7 +2,8 @@
 // without the GIL; every call into Python code takes it back first. A KeyboardInterrupt raised in a callback stops
 // training after the epoch (FitContext.stop_training) instead of abandoning the run, so the network keeps that
 // epoch's weights; fit raises it once training has ended. Python sees a FitContext only through FitContextRef,
-// which its dispatcher clears when the callback returns (fit_context.hpp).
+// which its dispatcher clears when the callback returns (fit_context.hpp). TrainingCheckpoint.save releases the GIL
+// and holds the checkpoint's shared lock; its setters take the exclusive lock (object_lock.hpp).
 #include "bindings.hpp"
 #include "fit_context.hpp"
 #include "fit_interrupt.hpp"
@@ -92,6 +93,25 @@ private:
         }
     }
 };
+
+// The lock of a TrainingCheckpoint (object_lock.hpp): its network's. checkpoint.network is a reference into the
+// checkpoint, and Network's own writers (set_parameters, fit, restore_checkpoint, ...) lock it by its address, so
+// save, which reads the network with the rest, excludes them as well as the checkpoint's setters.
+const void* checkpoint_lock(const TrainingCheckpoint& c) noexcept {
+    return &c.network;
+}
+
+// A field of TrainingCheckpoint read as def_readwrite reads it (a reference into the checkpoint for class types,
+// a copy otherwise) and written under the checkpoint's exclusive lock: save may be reading it without the GIL.
+template <class T>
+void def_checkpoint_field(py::class_<TrainingCheckpoint>& cls, const char* name, T TrainingCheckpoint::*field) {
+    cls.def_property(
+        name, [field](const TrainingCheckpoint& c) -> const T& { return c.*field; },
+        [field](TrainingCheckpoint& c, T value) {
+            const ExclusiveObjectLock lock(checkpoint_lock(c));
+            c.*field = std::move(value);
+        });
+}
 
 } // namespace
 
@@ -240,27 +260,36 @@ void bind_callbacks(py::module_& m) {
         .def("path_for", &ModelCheckpoint::path_for, py::arg("epoch"))
         .def_property_readonly("written", &ModelCheckpoint::written);
 
-    py::class_<TrainingCheckpoint>(m, "TrainingCheckpoint",
-                                   "A training run saved so that it continues exactly (fit(..., resume=checkpoint)).")
-        .def(py::init<Network>(), py::arg("network"))
-        .def_readwrite("network", &TrainingCheckpoint::network)
-        .def_readwrite("config", &TrainingCheckpoint::config)
-        .def_readwrite("run_epochs", &TrainingCheckpoint::run_epochs)
-        .def_readwrite("schedule", &TrainingCheckpoint::schedule)
-        .def_readwrite("callbacks", &TrainingCheckpoint::callbacks)
-        .def_readwrite("losses", &TrainingCheckpoint::losses)
-        .def_readwrite("validation_losses", &TrainingCheckpoint::validation_losses)
-        .def_readwrite("learning_rates", &TrainingCheckpoint::learning_rates)
-        .def_readwrite("data_rows", &TrainingCheckpoint::data_rows)
-        .def_readwrite("data_fingerprint", &TrainingCheckpoint::data_fingerprint)
-        .def_readwrite("notes", &TrainingCheckpoint::notes)
-        .def_property_readonly("epochs_trained", &TrainingCheckpoint::epochs_trained)
+    py::class_<TrainingCheckpoint> checkpoint(
+        m, "TrainingCheckpoint",
+        "A training run saved so that it continues exactly (fit(..., resume=checkpoint)).");
+    checkpoint.def(py::init<Network>(), py::arg("network"));
+    def_checkpoint_field(checkpoint, "network", &TrainingCheckpoint::network);
+    def_checkpoint_field(checkpoint, "config", &TrainingCheckpoint::config);
+    def_checkpoint_field(checkpoint, "run_epochs", &TrainingCheckpoint::run_epochs);
+    def_checkpoint_field(checkpoint, "schedule", &TrainingCheckpoint::schedule);
+    def_checkpoint_field(checkpoint, "callbacks", &TrainingCheckpoint::callbacks);
+    def_checkpoint_field(checkpoint, "losses", &TrainingCheckpoint::losses);
+    def_checkpoint_field(checkpoint, "validation_losses", &TrainingCheckpoint::validation_losses);
+    def_checkpoint_field(checkpoint, "learning_rates", &TrainingCheckpoint::learning_rates);
+    def_checkpoint_field(checkpoint, "data_rows", &TrainingCheckpoint::data_rows);
+    def_checkpoint_field(checkpoint, "data_fingerprint", &TrainingCheckpoint::data_fingerprint);
+    def_checkpoint_field(checkpoint, "notes", &TrainingCheckpoint::notes);
+    checkpoint.def_property_readonly("epochs_trained", &TrainingCheckpoint::epochs_trained)
         .def("remaining", &TrainingCheckpoint::remaining, "The config with the epochs left of the run.")
         .def("to_json_string", &TrainingCheckpoint::to_json_string)
         .def_static("from_json_string", &TrainingCheckpoint::from_json_string, py::arg("text"),
                     py::arg("origin") = "<string>")
-        .def("save", &TrainingCheckpoint::save, py::arg("path"),
-             py::arg("inputs") = std::vector<std::filesystem::path>{}, py::call_guard<py::gil_scoped_release>())
+        .def(
+            "save",
+            [](const TrainingCheckpoint& c, const std::filesystem::path& path,
+               const std::vector<std::filesystem::path>& inputs) {
+                const SharedObjectLock lock(checkpoint_lock(c));
+                c.save(path, inputs);
+            },
+            py::arg("path"), py::arg("inputs") = std::vector<std::filesystem::path>{},
+            "Write the checkpoint as JSON, whole or not at all, never over `inputs`. The GIL is released; another "
+            "thread's change to the checkpoint or its network waits until it is written.")
         .def_static(
             "load",
             [](const std::filesystem::path& path, std::optional<InputLimits> limits) {

@@ -2,12 +2,32 @@
 // release the GIL: they may initialise a driver or open files.
 #include "bindings.hpp"
 
+#include <optional>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
-
 #include <string>
 
 namespace brain::python {
+namespace {
+
+// The value of E named `name`, or none when it names no member of E.
+template <class E>
+std::optional<E> try_parse(const std::string& name) {
+    try {
+        return parse_enum_name<E>(name);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+// ", A, B, C": the member names of a Python enumeration.
+std::string member_names(const py::handle& type) {
+    std::string out;
+    for (const auto& item : type.attr("__members__").cast<py::dict>()) out += ", " + item.first.cast<std::string>();
+    return out;
+}
+
+} // namespace
 
 void bind_devices(py::module_& m) {
     py::class_<AcceleratorReport>(m, "AcceleratorReport", "What accelerator_doctor found.")
@@ -60,6 +80,24 @@ void bind_devices(py::module_& m) {
         .def_readonly("features", &PluginCapabilities::features)
         .def_readonly("max_devices", &PluginCapabilities::max_devices)
         .def_readonly("notes", &PluginCapabilities::notes)
+        // A name first: pybind11 tries overloads without conversions first, so every str comes here, and an
+        // unknown name is refused naming the four enumerations' members rather than by the first one's caster.
+        .def(
+            "runs",
+            [](const PluginCapabilities& c, const std::string& name) {
+                if (const auto a = try_parse<Activation>(name)) return c.runs(*a);
+                if (const auto l = try_parse<Loss>(name)) return c.runs(*l);
+                if (const auto k = try_parse<Optimizer::Kind>(name)) return c.runs(*k);
+                if (const auto p = try_parse<Precision>(name)) return c.runs(*p);
+                const std::string members =
+                    member_names(py::type::of<Activation>()) + member_names(py::type::of<Loss>()) +
+                    member_names(py::type::of<Optimizer::Kind>()) + member_names(py::type::of<Precision>());
+                throw Error(ErrorCode::InvalidArgument,
+                            "PluginCapabilities.runs: " + quote_excerpt(name) +
+                                " names no activation, loss, optimizer or precision; accepted names: " +
+                                members.substr(2) + " (case-insensitive; brain's own spellings too, e.g. 'mse')");
+            },
+            py::arg("name"), "Whether the plugin runs the activation, loss, optimizer or precision of this name.")
         .def("runs", py::overload_cast<Activation>(&PluginCapabilities::runs, py::const_), py::arg("activation"))
         .def("runs", py::overload_cast<Loss>(&PluginCapabilities::runs, py::const_), py::arg("loss"))
         .def("runs", py::overload_cast<Optimizer::Kind>(&PluginCapabilities::runs, py::const_), py::arg("kind"))

@@ -1,6 +1,7 @@
 // Data on disk: NumPy .npy / .npz files (Dataset.from_npy, from_npz, save_npz; load_npy, save_npy and the .npz
 // feature files) and StreamingDataset, rows read from .npy files in chunks while they train. File access releases
-// the GIL; save_npz holds the data set's shared lock meanwhile (object_lock.hpp).
+// the GIL; save_npz and StreamingDataset.read_rows hold the data set's shared lock meanwhile, and the setters take
+// the exclusive lock (object_lock.hpp).
 #include "bindings.hpp"
 #include "object_lock.hpp"
 
@@ -106,14 +107,38 @@ void bind_files(py::module_& m) {
         .def_property_readonly("target_names", &StreamingDataset::target_names)
         .def_property_readonly("options", &StreamingDataset::options)
         .def(
-            "standardize", [](StreamingDataset& d) -> StreamingDataset& { return d.standardize(); },
-            py::return_value_policy::reference_internal, py::call_guard<py::gil_scoped_release>(),
-            "Per-feature mean and deviation in one pass over the files, attached to the data set.")
+            "standardize",
+            [](StreamingDataset& d) -> StreamingDataset& {
+                // The pass over the files runs without the GIL on a copy (copies share the open files, which are
+                // read with pread); the result is attached as every writer writes, with the GIL and the
+                // exclusive lock, so neither a reader without the GIL nor one with it sees it half-attached.
+                StreamingDataset pass = d;
+                {
+                    py::gil_scoped_release release;
+                    pass.standardize();
+                }
+                const ExclusiveObjectLock lock(&d);
+                d.set_standardization(pass.standardization());
+                return d;
+            },
+            py::return_value_policy::reference_internal,
+            "Per-feature mean and deviation in one pass over the files (the GIL released), attached to the data "
+            "set.")
+        // A copy, as Dataset's: a reference would dangle once the standardisation is replaced or removed.
         .def_property(
             "standardization", [](const StreamingDataset& d) { return d.standardization(); },
-            &StreamingDataset::set_standardization)
-        .def("read_rows", &StreamingDataset::read_rows, py::arg("begin"), py::arg("end"),
-             py::call_guard<py::gil_scoped_release>(), "Rows [begin, end) in file order as an in-memory Dataset.")
+            [](StreamingDataset& d, std::optional<Standardization> s) {
+                const ExclusiveObjectLock lock(&d);
+                d.set_standardization(std::move(s));
+            })
+        .def(
+            "read_rows",
+            [](const StreamingDataset& d, std::uint64_t begin, std::uint64_t end) {
+                const SharedObjectLock lock(&d);
+                return d.read_rows(begin, end);
+            },
+            py::arg("begin"), py::arg("end"),
+            "Rows [begin, end) in file order as an in-memory Dataset (with the data set's standardisation).")
         .def_property_readonly("buffer_bytes", &StreamingDataset::buffer_bytes);
 }
 

@@ -48,7 +48,11 @@ FitReport run_fit(Network& network, const py::handle& data, const py::handle& ta
     options.validation = validation ? &*validation : nullptr;
     options.schedule = std::move(args.schedule);
     options.callbacks = std::move(args.callbacks);
-    options.resume = args.resume;
+    // The run to resume is read while the backend trains, without the GIL: a copy taken with the GIL held (which
+    // every writer of a TrainingCheckpoint holds), so another thread may change or save the original meanwhile.
+    std::optional<TrainingCheckpoint> resume;
+    if (args.resume) resume.emplace(*args.resume);
+    options.resume = resume ? &*resume : nullptr;
     options.checkpoint_notes = std::move(args.checkpoint_notes);
     const py::object& hook = args.on_epoch_end;
     options.on_epoch_end = [&hook](FitContext& context) {

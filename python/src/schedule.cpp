@@ -7,12 +7,22 @@
 
 namespace brain::python {
 
+template <>
+MonitorMode parse_enum_name<MonitorMode>(std::string_view text) {
+    try {
+        return parse_monitor_mode(text);
+    } catch (const Error& e) {
+        throw Error(e.code(), std::string("brain.MonitorMode: ") + e.what());
+    }
+}
+
 void bind_schedule(py::module_& m) {
     py::enum_<MonitorMode> monitor_mode(m, "MonitorMode",
                                         "Which way a monitored quantity improves (Auto: by its name).");
     monitor_mode.value("Auto", MonitorMode::Auto).value("Min", MonitorMode::Min).value("Max", MonitorMode::Max);
-    monitor_mode.def(py::init([](const std::string& text) { return parse_monitor_mode(text); }), py::arg("name"));
-    py::implicitly_convertible<std::string, MonitorMode>();
+    // Also from a name, as an argument or attribute takes one (NamedEnumCaster, bindings.hpp).
+    monitor_mode.def(py::init([](const std::string& text) { return parse_enum_name<MonitorMode>(text); }),
+                     py::arg("name"), "The mode with this name: 'auto', 'min' or 'max' (case-insensitive).");
 
     py::class_<PlateauOptions>(m, "PlateauOptions", "Reduce-on-plateau's parameters (PyTorch's ReduceLROnPlateau).")
         .def(py::init([](float factor, std::uint32_t patience, float threshold, std::uint32_t cooldown, float min_rate,

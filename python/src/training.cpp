@@ -65,7 +65,9 @@ void bind_training(py::module_& m) {
                  const TrainConfig c = config_or_default(config);
                  const TrainingBackend b = backend ? *backend : TrainingBackend::cpu();
                  if (py::isinstance<StreamingDataset>(data) && targets.is_none()) {
-                     const auto& streamed = data.cast<const StreamingDataset&>();
+                     // A copy taken with the GIL (every writer of a StreamingDataset holds it): the session copies
+                     // the data set while it opens without the GIL, and another thread may change this one.
+                     const auto streamed = data.cast<StreamingDataset>();
                      const SharedObjectLock lock(&n);
                      return std::make_unique<TrainingSession>(n, streamed, c, b);
                  }

@@ -1,32 +1,62 @@
 // Enumerations and small value types: Activation, Loss, Precision, Optimizer, TrainConfig, TrainingBackend. The
-// enumerations also accept their names as strings wherever they are expected ("relu", "mse", "bf16").
+// enumerations also accept their names as strings wherever they are expected ("relu", "mse", "bf16"); an unknown
+// name raises brain.InvalidArgument listing the accepted ones (NamedEnumCaster, bindings.hpp).
 #include "bindings.hpp"
 
+#include <cctype>
 #include <pybind11/stl.h>
-
 #include <string>
+#include <string_view>
 
 namespace brain::python {
 namespace {
 
-template <class Enum, class Parse>
-void accept_names(py::enum_<Enum>& e, Parse parse) {
-    e.def(py::init([parse](const std::string& text) { return parse(text); }), py::arg("name"),
-          "Parse a name as brain's to_string prints it (case-insensitive).");
-    py::implicitly_convertible<std::string, Enum>();
+// The enumeration's constructor from a name: brain.Activation("relu") is Activation.Relu. The caster in
+// bindings.hpp reads a str given for an argument the same way.
+template <class Enum>
+void accept_names(py::enum_<Enum>& e) {
+    e.def(py::init([](const std::string& text) { return parse_enum_name<Enum>(text); }), py::arg("name"),
+          "The member with this name, as brain's to_string prints it or as the member is called "
+          "(case-insensitive).");
 }
 
-Optimizer::Kind parse_optimizer_kind(const std::string& text) {
-    std::string t;
-    for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (t == "sgd") return Optimizer::Kind::Sgd;
-    if (t == "adam") return Optimizer::Kind::Adam;
-    if (t == "adamw") return Optimizer::Kind::AdamW;
-    throw Error(ErrorCode::InvalidArgument,
-                "optimizer '" + text + "' is not known; expected one of: sgd, adam, adamw");
+// The library's error for an unknown name, with the Python enumeration it was given for in front.
+template <class Enum, class Parse>
+Enum parse_as(std::string_view text, const char* python_name, Parse parse) {
+    try {
+        return parse(text);
+    } catch (const Error& e) {
+        throw Error(e.code(), std::string(python_name) + ": " + e.what());
+    }
 }
 
 } // namespace
+
+template <>
+Activation parse_enum_name<Activation>(std::string_view text) {
+    return parse_as<Activation>(text, "brain.Activation", parse_activation);
+}
+
+template <>
+Loss parse_enum_name<Loss>(std::string_view text) {
+    return parse_as<Loss>(text, "brain.Loss", parse_loss);
+}
+
+template <>
+Precision parse_enum_name<Precision>(std::string_view text) {
+    return parse_as<Precision>(text, "brain.Precision", parse_precision);
+}
+
+template <>
+Optimizer::Kind parse_enum_name<Optimizer::Kind>(std::string_view text) {
+    std::string key;
+    for (char c : text)
+        if (c != '_' && c != '-' && c != ' ') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (Optimizer::Kind kind : {Optimizer::Kind::Sgd, Optimizer::Kind::Adam, Optimizer::Kind::AdamW})
+        if (key == to_string(kind)) return kind;
+    throw Error(ErrorCode::InvalidArgument, "brain.Optimizer.Kind: unknown optimizer " + quote_excerpt(text) +
+                                                "; accepted names: sgd, adam, adamw (case-insensitive)");
+}
 
 void bind_types(py::module_& m) {
     py::enum_<Activation> activation(m, "Activation", "Activation of a dense layer (Softmax: output layer only).");
@@ -37,22 +67,22 @@ void bind_types(py::module_& m) {
         .value("Tanh", Activation::Tanh)
         .value("Softmax", Activation::Softmax)
         .value("Gelu", Activation::Gelu);
-    accept_names(activation, [](const std::string& s) { return parse_activation(s); });
+    accept_names(activation);
 
     py::enum_<Loss> loss(m, "Loss", "Training loss; by default it follows the output activation.");
     loss.value("MeanSquaredError", Loss::MeanSquaredError)
         .value("BinaryCrossEntropy", Loss::BinaryCrossEntropy)
         .value("CategoricalCrossEntropy", Loss::CategoricalCrossEntropy);
-    accept_names(loss, [](const std::string& s) { return parse_loss(s); });
+    accept_names(loss);
 
     py::enum_<Precision> precision(m, "Precision", "Arithmetic of matrix products on accelerators.");
     precision.value("Float32", Precision::Float32).value("Tf32", Precision::Tf32).value("Bf16", Precision::Bf16);
-    accept_names(precision, [](const std::string& s) { return parse_precision(s); });
+    accept_names(precision);
 
     py::class_<Optimizer> optimizer(m, "Optimizer", "Optimizer and its hyper-parameters (PyTorch's update rules).");
     py::enum_<Optimizer::Kind> kind(optimizer, "Kind", "The update rule.");
     kind.value("Sgd", Optimizer::Kind::Sgd).value("Adam", Optimizer::Kind::Adam).value("AdamW", Optimizer::Kind::AdamW);
-    accept_names(kind, parse_optimizer_kind);
+    accept_names(kind);
     m.attr("OptimizerKind") = kind;
     optimizer.def(py::init<>(), "Adam with learning rate 0.001.")
         .def_static("sgd", &Optimizer::sgd, py::arg("learning_rate"), py::arg("momentum") = 0.0f,

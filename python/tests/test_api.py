@@ -207,6 +207,48 @@ def test_names_parse_like_the_cli():
     assert brain.version() == brain.__version__
 
 
+NAMED_ENUMS = [brain.Activation, brain.Loss, brain.Precision, brain.Optimizer.Kind, brain.MonitorMode]
+
+
+def test_every_enum_argument_takes_its_names():
+    # Every member by its name, in any case, and brain's own spellings, wherever a method takes the enum.
+    for enum in NAMED_ENUMS:
+        for name, member in enum.__members__.items():
+            for spelling in (name, name.lower(), name.upper()):
+                assert enum(spelling) == member
+    builder = brain.Network.builder().input_size(3)
+    net = builder.dense(8, "LeakyRelu").dense(8, "GELU").dense(1, "linear").loss("mse").optimizer(
+        brain.Optimizer.sgd(0.01)).seed(1).build()
+    assert [layer.activation for layer in net.layers] == [brain.Activation.LeakyRelu, brain.Activation.Gelu,
+                                                         brain.Activation.Linear]
+    assert net.loss == brain.Loss.MeanSquaredError
+    assert brain.TrainingBackend.cpu().with_precision("bf16").precision == brain.Precision.Bf16
+    assert brain.TrainingBackend.cpu().with_precision(precision="Tf32").precision == brain.Precision.Tf32
+    assert (brain.estimate_tensor_memory_bytes(net, 16, "fp32") ==
+            brain.estimate_tensor_memory_bytes(net, 16, brain.Precision.Float32))
+    optimizer = brain.Optimizer()
+    optimizer.kind = "AdamW"
+    assert optimizer.kind == brain.Optimizer.Kind.AdamW
+    assert brain.EarlyStopping(mode="min").options.mode == brain.MonitorMode.Min
+    assert brain.ModelCheckpoint("m.json", mode="MAX").options.mode == brain.MonitorMode.Max
+    assert brain.PlateauOptions(mode="auto").mode == brain.MonitorMode.Auto
+    options = brain.EarlyStoppingOptions()
+    options.mode = "Max"
+    assert options.mode == brain.MonitorMode.Max
+    capabilities = brain.plugin_capabilities("cpu")
+    assert capabilities.runs("relu") and capabilities.runs("mse") and capabilities.runs("adam")
+    assert capabilities.runs("float32") == capabilities.runs(brain.Precision.Float32)
+    assert capabilities.runs(loss="bce") and capabilities.runs(precision="float32")
+
+
+def test_safetensors_activations_take_their_names(tmp_path):
+    net = brain.Network.builder().input_size(3).dense(4, "tanh").dense(1, "linear").seed(2).build()
+    net.save_safetensors(tmp_path / "m.safetensors")
+    again = brain.Network.load_safetensors(tmp_path / "m.safetensors", ["Tanh", "linear"])
+    assert [layer.activation for layer in again.layers] == [brain.Activation.Tanh, brain.Activation.Linear]
+    np.testing.assert_array_equal(again.parameters, net.parameters)
+
+
 def runtime_parameter_names(function, name):
     """The parameter names of each overload pybind11 lists in `function`'s docstring."""
     overloads = []

@@ -108,3 +108,36 @@ def test_messages_that_are_not_utf8_keep_the_error_class(tmp_path):
         brain.Network.from_json_string(b'{"a":"\xff"}')
     check(info, brain.InvalidModelFile, brain.ErrorCode.InvalidModelFile)
     assert "\\xff" in info.value.message
+
+
+def test_an_unknown_enum_name_is_refused_naming_the_accepted_ones():
+    builder = brain.Network.builder().input_size(4)
+    cases = [
+        (lambda: builder.dense(8, "relux"), "brain.Activation", "'relux'", ["relu", "leaky_relu", "gelu"]),
+        (lambda: builder.loss("msee"), "brain.Loss", "'msee'", ["mse", "binary_cross_entropy"]),
+        (lambda: brain.TrainingBackend.cpu().with_precision("bf17"), "brain.Precision", "'bf17'",
+         ["float32", "tf32", "bf16"]),
+        (lambda: brain.estimate_tensor_memory_mib(small_network(), 8, precision="fp64"), "brain.Precision",
+         "'fp64'", ["bf16"]),
+        (lambda: setattr(brain.Optimizer(), "kind", "adagrad"), "brain.Optimizer.Kind", "'adagrad'",
+         ["sgd", "adam", "adamw"]),
+        (lambda: brain.EarlyStopping(mode="minimum"), "brain.MonitorMode", "'minimum'", ["auto", "min", "max"]),
+        (lambda: brain.Network.load_safetensors("unused.safetensors", ["relu", "swish"]), "brain.Activation",
+         "'swish'", ["relu"]),
+        (lambda: brain.plugin_capabilities("cpu").runs("swish"), "PluginCapabilities.runs", "'swish'",
+         ["Relu", "MeanSquaredError", "AdamW", "Bf16"]),
+        (lambda: brain.Activation("swish"), "brain.Activation", "'swish'", ["relu"]),
+    ]
+    for call, enum, given, accepted in cases:
+        with pytest.raises(ValueError) as info:
+            call()
+        check(info, brain.InvalidArgument, brain.ErrorCode.InvalidArgument)
+        message = info.value.message
+        assert "incompatible" not in message
+        assert enum in message and given in message, message
+        assert all(name in message for name in accepted), message
+    # Not a name at all: a value of another type stays pybind11's TypeError listing the signatures.
+    with pytest.raises(TypeError):
+        builder.dense(8, 3.5)
+    with pytest.raises(TypeError):
+        brain.TrainingBackend.cpu().with_precision(None)

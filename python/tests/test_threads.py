@@ -1,5 +1,6 @@
 """The GIL is released while brain trains and predicts; Ctrl-C between epochs stops at the last good weights; threads
-sharing a Network or Dataset see it before or after another thread's change, never half-changed."""
+sharing a Network, Dataset, StreamingDataset or TrainingCheckpoint see it before or after another thread's change,
+never half-changed."""
 
 import _thread
 import os
@@ -167,3 +168,126 @@ def test_readers_see_old_or_new_weights_while_another_thread_writes(tmp_path):
     fits, predictions, changes, saves = map(int, run.stdout.split())
     # Enough overlap to mean something: several weight swaps under a reader, several edits under a writer.
     assert fits >= 3 and predictions >= 3 and changes >= 3 and saves >= 3, run.stdout
+
+
+def run_child(script, *args):
+    """Runs `script` in a child interpreter (a crash there fails the test instead of ending the suite)."""
+    package_root = os.path.dirname(os.path.dirname(brain.__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-c", script, *map(str, args)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, f"exit status {run.returncode}\n{run.stdout}\n{run.stderr}"
+    return list(map(int, run.stdout.split()))
+
+
+# TrainingCheckpoint.save (GIL released) while the main thread replaces the checkpoint's fields and, through
+# checkpoint.network, its network's weights. Every file written holds, field by field, a value that was set.
+CHECKPOINT_SAVED_DURING_WRITES = r"""
+import sys, threading, time
+import numpy as np
+import brain
+
+net = (brain.Network.builder().input_size(64).dense(256, "relu").dense(256, "relu").dense(1, "linear")
+       .seed(1).build())
+other = brain.Network.builder().input_size(64).dense(256, "relu").dense(256, "relu").dense(1, "linear").seed(2).build()
+weights = [net.parameters, other.parameters, net.parameters * 0.5]
+notes = [{"run": "a" * 200000}, {"run": "b" * 100000, "more": "c" * 100000}]
+losses = [[1.0] * 5000, [2.0] * 7000]
+checkpoint = brain.TrainingCheckpoint(net)
+checkpoint.notes, checkpoint.losses = notes[0], losses[0]
+stop = threading.Event()
+saves, torn = 0, []
+
+def save_loop():
+    global saves
+    while not stop.is_set():
+        checkpoint.save(sys.argv[2])
+        saved = brain.TrainingCheckpoint.load(sys.argv[2])
+        if not any(np.array_equal(saved.network.parameters, w) for w in weights):
+            torn.append("network")
+        if saved.notes not in notes:
+            torn.append("notes")
+        if saved.losses not in losses:
+            torn.append("losses")
+        saves += 1
+
+saver = threading.Thread(target=save_loop)
+saver.start()
+deadline = time.monotonic() + float(sys.argv[1])
+i = 0
+while time.monotonic() < deadline or saves < 3:
+    checkpoint.notes = notes[i % 2]
+    checkpoint.losses = losses[i % 2]
+    if i % 3 == 0:
+        checkpoint.network = other if i % 2 else net
+    else:
+        checkpoint.network.set_parameters(weights[2] if i % 2 else weights[0])
+    i += 1
+stop.set()
+saver.join()
+assert not torn, f"{len(torn)} fields of {saves} files hold values never set: {sorted(set(torn))}"
+print(i, saves)
+"""
+
+
+def test_checkpoint_save_sees_old_or_new_fields_while_another_thread_writes(tmp_path):
+    changes, saves = run_child(CHECKPOINT_SAVED_DURING_WRITES, 0.8, tmp_path / "c.json")
+    assert changes >= 3 and saves >= 3, (changes, saves)
+
+
+# StreamingDataset.standardize (GIL released, one pass over the files) in one thread while another replaces or
+# removes the standardisation and reads rows: each sees no standardisation, the one set, or the files' own.
+STREAM_STANDARDIZED_DURING_WRITES = r"""
+import sys, threading, time
+import numpy as np
+import brain
+
+rng = np.random.default_rng(4)
+X = (rng.normal(size=(20000, 16)) * 3 + 1).astype(np.float32)
+np.save(sys.argv[2] + "/x.npy", X)
+np.save(sys.argv[2] + "/y.npy", X[:, :1])
+stream = brain.StreamingDataset.from_npy(sys.argv[2] + "/x.npy", sys.argv[2] + "/y.npy",
+                                         brain.StreamOptions(chunk_rows=512))
+files = brain.StreamingDataset.from_npy(sys.argv[2] + "/x.npy", sys.argv[2] + "/y.npy",
+                                        brain.StreamOptions(chunk_rows=512)).standardize().standardization
+custom = brain.Standardization()
+custom.mean, custom.stddev = [float(i) for i in range(16)], [2.0] * 16
+
+def key(s):
+    return None if s is None else (tuple(s.mean), tuple(s.stddev))
+
+valid = {key(None), key(files), key(custom)}
+stop = threading.Event()
+passes, seen, odd = 0, 0, []
+
+def standardize_loop():
+    global passes
+    while not stop.is_set():
+        if stream.standardize() is not stream:
+            odd.append("standardize returned another object")
+        passes += 1
+
+worker = threading.Thread(target=standardize_loop)
+worker.start()
+deadline = time.monotonic() + float(sys.argv[1])
+i = 0
+while time.monotonic() < deadline or passes < 3:
+    stream.standardization = None if i % 2 else custom
+    for read in (stream.standardization, stream.read_rows(0, 8).standardization):
+        if key(read) not in valid:
+            odd.append(key(read))
+        seen += 1
+    i += 1
+stop.set()
+worker.join()
+# The last pass attached the files' own standardisation.
+stream.standardize()
+assert key(stream.standardization) == key(files)
+assert not odd, f"{len(odd)} of {seen} reads saw a standardisation never set: {str(odd[0])[:200]}"
+print(i, passes)
+"""
+
+
+def test_streaming_standardize_sees_old_or_new_while_another_thread_writes(tmp_path):
+    changes, passes = run_child(STREAM_STANDARDIZED_DURING_WRITES, 0.8, tmp_path)
+    assert changes >= 3 and passes >= 3, (changes, passes)
