@@ -55,7 +55,7 @@ brain::Network small_network(const Optimizer& optimizer, Activation hidden) {
 
 } // namespace
 
-TEST_CASE("CUDA epochs in one call train as one call each, on every epoch path", "[cuda]") {
+TEST_CASE("CUDA epochs in one call train as one call each on every epoch path", "[cuda]") {
     REQUIRE_GPU();
     // 20 epochs: more than the 16 the plugin queues between two waits.
     const brain::TrainConfig config{20, 256, true, 3};

@@ -67,7 +67,7 @@ TEST_CASE("train_epochs hands a plugin of ABI 1.4 every epoch in one call", "[pl
     brain::test::require_error([&] { (void)session.train_epochs(0); }, ErrorCode::InvalidArgument, {"0 epochs"});
 }
 
-TEST_CASE("fit without callbacks trains its epochs in one call, with them one a call, to the same result",
+TEST_CASE("fit without callbacks trains its epochs in one call and with them one a call to the same result",
           "[plugin]") {
     EpochLog log;
     const auto data = wave(64);
@@ -89,7 +89,7 @@ TEST_CASE("fit without callbacks trains its epochs in one call, with them one a 
     CHECK(watched.epochs_trained() == quiet.epochs_trained());
 }
 
-TEST_CASE("train_epochs with a schedule trains one epoch a call, each at its own rate", "[plugin]") {
+TEST_CASE("train_epochs with a schedule trains one epoch a call each at its own rate", "[plugin]") {
     EpochLog log;
     auto net = wave_network(brain::Optimizer::sgd(1.0f));
     brain::TrainingSession session(net, wave(64), brain::TrainConfig{4, 16, true, 1}, log.backend);
