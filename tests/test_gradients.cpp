@@ -188,6 +188,37 @@ TEST_CASE("CPU gradients propagate through several hidden layers", "[plugin]") {
                     Loss::CategoricalCrossEntropy});
 }
 
+TEST_CASE("binary cross-entropy targets outside 0 to 1 are refused naming the row and column", "[plugin]") {
+    auto net = brain::Network::builder()
+                   .input_size(2)
+                   .dense(2, Activation::Sigmoid)
+                   .loss(Loss::BinaryCrossEntropy)
+                   .optimizer(brain::Optimizer::sgd(0.1f))
+                   .seed(1)
+                   .build();
+    const std::vector<float> before = net.parameters();
+    brain::Matrix x(4, 2, 0.5f);
+    const brain::TrainConfig config{1, 2, false, 1};
+    for (const float value : {1.5f, -0.25f, 3.0f}) {
+        INFO(value);
+        brain::Matrix y(4, 2);
+        y(2, 1) = value;
+        const brain::Dataset data(x, y);
+        const std::string message =
+            brain::test::expect_error(brain::ErrorCode::InvalidData, [&] { net.fit(data, config); });
+        CHECK(message.find("target row 2, column 1") != std::string::npos);
+        CHECK(message.find("from 0 to 1") != std::string::npos);
+        CHECK(net.parameters() == before);
+    }
+    // Labels and probabilities from 0 to 1, both ends included, train.
+    brain::Matrix y(4, 2);
+    y(0, 0) = 1.0f;
+    y(1, 1) = 0.25f;
+    y(3, 0) = 0.0f;
+    net.fit(brain::Dataset(x, y), config);
+    CHECK(net.parameters() != before);
+}
+
 TEST_CASE("softmax targets that are not one probability distribution per row are refused, naming the row",
           "[plugin]") {
     auto net = brain::Network::builder()

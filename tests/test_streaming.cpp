@@ -202,6 +202,29 @@ TEST_CASE("a streamed softmax session refuses a target row that is not a distrib
                                {"y.npy", "target row 17", "sums to 2", "probability distribution"});
 }
 
+TEST_CASE("a streamed binary cross-entropy session refuses a target outside 0 to 1 naming file row and column",
+          "[plugin]") {
+    TempDir dir("unit");
+    Matrix x(30, 2, 0.5f), y(30, 1);
+    for (std::size_t r = 0; r < 30; ++r) y(r, 0) = static_cast<float>(r % 2);
+    y(21, 0) = 2.0f; // a count where a label belongs
+    brain::save_npy(dir.path / "x.npy", x);
+    brain::save_npy(dir.path / "y.npy", y);
+    StreamOptions options;
+    options.chunk_rows = 4;
+    options.window_chunks = 2;
+    const auto stream = StreamingDataset::from_npy(dir.path / "x.npy", dir.path / "y.npy", options);
+    const auto net = brain::Network::builder()
+                         .input_size(2)
+                         .dense(1, brain::Activation::Sigmoid)
+                         .loss(brain::Loss::BinaryCrossEntropy)
+                         .seed(1)
+                         .build();
+    brain::TrainingSession session(net, stream, brain::TrainConfig{1, 5, true, 2}, brain::TrainingBackend::cpu());
+    brain::test::require_error([&] { session.train_epoch(); }, ErrorCode::InvalidData,
+                               {"y.npy", "target row 21, column 0", "from 0 to 1"});
+}
+
 TEST_CASE("a streamed session trains exactly as in memory when both keep file order", "[plugin]") {
     TempDir dir("same");
     const Dataset data = smooth_data(250, 6);

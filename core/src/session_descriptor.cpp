@@ -22,10 +22,30 @@ void validate_training_input(const Network& network, const Dataset& data, const 
     BRAIN_CHECK_ARG(config.batch_size > 0, "batch_size is 0; expected at least 1 (e.g. 32 or 256)");
     BRAIN_CHECK_ARG(config.batch_size <= data.size(), "batch_size is ", config.batch_size,
                     " but the data set has only ", data.size(), " rows; use a batch size of at most ", data.size());
+    check_targets(network.loss(), data.targets().data().data(), data.size(), data.target_width(), 0, "");
+}
+
+void check_targets(Loss loss, const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
+                   const std::string& origin) {
     // Softmax with cross-entropy learns from (softmax - target), the loss's gradient only for a target row that is
     // a probability distribution: any other row would train towards something its reported loss does not measure.
-    if (network.loss() == Loss::CategoricalCrossEntropy)
-        check_probability_rows(data.targets().data().data(), data.size(), data.target_width(), 0, "");
+    if (loss == Loss::CategoricalCrossEntropy) check_probability_rows(targets, rows, cols, first_row, origin);
+    // Binary cross-entropy is a loss over probabilities: a target outside [0, 1] gives a loss without a minimum
+    // (it falls below zero without bound as the output saturates), so training diverges instead of fitting.
+    if (loss == Loss::BinaryCrossEntropy) check_unit_interval_targets(targets, rows, cols, first_row, origin);
+}
+
+void check_unit_interval_targets(const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
+                                 const std::string& origin) {
+    for (std::size_t i = 0; i < rows * cols; ++i) {
+        const float value = targets[i];
+        if (value >= 0.0f && value <= 1.0f) continue;
+        BRAIN_THROW(ErrorCode::InvalidData, origin.empty() ? "" : origin + ": ", "target row ",
+                    first_row + i / cols, ", column ", i % cols, " is ", value,
+                    "; binary cross-entropy (sigmoid outputs) trains on targets from 0 to 1: labels 0 or 1, or "
+                    "probabilities. Rescale that column into [0, 1], or use mean_squared_error for a target that "
+                    "is a quantity");
+    }
 }
 
 void check_probability_rows(const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,

@@ -106,9 +106,8 @@ void StreamReader::load(Window& window, std::uint64_t epoch, std::uint64_t w) co
         const std::uint64_t n = chunk_rows(chunk);
         m_data.files().features.read(chunk * m_chunk_rows, n, x.data() + at * f, raw);
         m_data.files().targets.read(chunk * m_chunk_rows, n, t.data() + at * k, raw);
-        if (m_probability_targets)
-            detail::check_probability_rows(t.data() + at * k, static_cast<std::size_t>(n), k, chunk * m_chunk_rows,
-                                           m_data.files().targets.origin);
+        detail::check_targets(m_target_loss, t.data() + at * k, static_cast<std::size_t>(n), k,
+                              chunk * m_chunk_rows, m_data.files().targets.origin);
         at += n;
     }
     if (const auto& s = m_data.standardization())

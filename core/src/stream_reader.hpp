@@ -5,6 +5,7 @@
 
 #include <brain/plugin_abi.h>
 #include <brain/streaming_dataset.hpp>
+#include <brain/types.hpp>
 #include <cstdint>
 #include <future>
 #include <string>
@@ -19,8 +20,8 @@ public:
     StreamReader(const StreamReader&) = delete;
     StreamReader& operator=(const StreamReader&) = delete;
 
-    // Check every target row read (categorical cross-entropy's probability rows) as it is read.
-    void require_probability_targets() noexcept { m_probability_targets = true; }
+    // Check every target row as it is read, as `loss` needs it (detail::check_targets).
+    void require_targets_of(Loss loss) noexcept { m_target_loss = loss; }
     // Rows at positions [first, first + count) of epoch `epoch`'s order into features and targets.
     void fetch(std::uint64_t epoch, std::uint64_t first, std::uint32_t count, float* features, float* targets);
     // The ABI's view of this reader (context = this), valid while it lives.
@@ -48,7 +49,7 @@ private:
     StreamingDataset m_data;
     std::uint64_t m_seed;
     bool m_shuffle;
-    bool m_probability_targets = false;
+    Loss m_target_loss = Loss::MeanSquaredError; // whose target check applies (none for MSE)
     std::uint64_t m_chunk_rows;
     std::uint64_t m_window_chunks;
     std::uint64_t m_chunks;

@@ -17,4 +17,13 @@ void validate_training_input(const Network& network, const Dataset& data, const 
 void check_probability_rows(const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
                             const std::string& origin);
 
+// Binary cross-entropy's targets: every value of `rows` rows of `cols` from 0 to 1 (labels or probabilities), else
+// InvalidData naming `origin`, the row and the column.
+void check_unit_interval_targets(const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
+                                 const std::string& origin);
+
+// The target check of `loss` (categorical and binary cross-entropy; none for mean squared error) over those rows.
+void check_targets(Loss loss, const float* targets, std::size_t rows, std::size_t cols, std::uint64_t first_row,
+                   const std::string& origin);
+
 } // namespace brain::detail

@@ -168,7 +168,7 @@ TrainingSession::TrainingSession(const Network& network, const StreamingDataset&
         "lower StreamOptions::chunk_rows or window_chunks, the batch size, or use a smaller network");
     m_impl->reader = std::make_unique<detail::StreamReader>(std::move(stream), config.seed.value_or(network.seed()),
                                                             config.shuffle);
-    if (network.loss() == Loss::CategoricalCrossEntropy) m_impl->reader->require_probability_targets();
+    m_impl->reader->require_targets_of(network.loss());
     m_impl->resolve(network);
     SessionDescriptor desc(network, *m_impl->reader->source(), config, m_impl->backend);
     m_impl->open(network, desc, config, data.size());
