@@ -7,6 +7,7 @@
 #include "support/process.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <brain/brain.hpp>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -200,6 +203,43 @@ TEST_CASE("a streamed softmax session refuses a target row that is not a distrib
     brain::TrainingSession session(net, stream, brain::TrainConfig{1, 5, true, 2}, brain::TrainingBackend::cpu());
     brain::test::require_error([&] { session.train_epoch(); }, ErrorCode::InvalidData,
                                {"y.npy", "target row 17", "sums to 2", "probability distribution"});
+}
+
+TEST_CASE("a CSV stream from a pipe with carriage-return line ends gives its first chunk before the pipe ends",
+          "[plugin]") {
+    TempDir dir("cr");
+    const auto fifo = dir.path / "rows.csv";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    constexpr int first_rows = 20000, last_rows = 10;
+    std::atomic<bool> first_chunk{false};
+    bool waited_out = false;
+    // The writer holds the pipe open after its first rows until the reader has had a chunk (or 20 s pass): a reader
+    // that buffers to the pipe's end sees no chunk before then.
+    std::thread writer([&] {
+        std::ofstream out(fifo, std::ios::binary);
+        out << "a,b\r";
+        for (int r = 0; r < first_rows; ++r) out << r << ",0.5\r";
+        out.flush();
+        for (int i = 0; i < 2000 && !first_chunk; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        waited_out = !first_chunk;
+        for (int r = first_rows; r < first_rows + last_rows; ++r) out << r << ",0.5\r";
+    });
+    std::uint64_t seen = 0, expected_line = 2;
+    bool in_order = true;
+    {
+        brain::CsvRowStream stream(fifo, {"a"}, ',', {}, 4096);
+        Matrix values;
+        std::vector<std::uint64_t> lines;
+        while (stream.next(values, lines)) {
+            first_chunk = true;
+            for (std::size_t r = 0; r < values.rows(); ++r, ++seen)
+                in_order = in_order && values(r, 0) == static_cast<float>(seen) && lines[r] == expected_line++;
+        }
+    }
+    writer.join();
+    CHECK(!waited_out);
+    CHECK(seen == first_rows + last_rows);
+    CHECK(in_order);
 }
 
 TEST_CASE("a streamed binary cross-entropy session refuses a target outside 0 to 1 naming file row and column",

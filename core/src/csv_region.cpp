@@ -277,8 +277,11 @@ bool Region::count(std::size_t begin, std::size_t limit) {
     const bool at_end = m_input.at_end();
     limit = std::min(limit, text.size());
     if (!at_end) {
-        // A pipe's buffer ends inside a record: the region stops at its last line feed.
+        // A pipe's buffer ends inside a record: the region stops at its last line feed or, in text with none (old
+        // Mac line ends), its last carriage return with the next byte buffered, so that it is known to end the
+        // record alone. Without the second, such a stream would be buffered to its end before its first chunk.
         const void* last = limit > begin ? ::memrchr(text.data() + begin, '\n', limit - begin) : nullptr;
+        if (!last && limit > begin + 1) last = ::memrchr(text.data() + begin, '\r', limit - 1 - begin);
         if (!last) return false;
         limit = static_cast<std::size_t>(static_cast<const char*>(last) - text.data()) + 1;
     }
