@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
             for (std::uint32_t done = 0; done < epochs;) {
                 const std::uint32_t part =
                     epochs_per_call ? std::min(epochs_per_call, epochs - done) : epochs - done;
-                loss = part == 1 ? session.train_epoch() : session.train_epochs(part).back();
+                loss = session.train_epochs(part).back();
                 done += part;
             }
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -201,7 +201,7 @@ std::vector<float> TrainingSession::train_epochs(std::uint64_t count) {
         for (std::uint64_t i = 0; i < count; ++i) losses.push_back(train_epoch());
         return losses;
     }
-    // In parts, so that the losses' buffer stays small whatever the count.
+    // In parts of at most 1,024 epochs, so that the buffer the plugin writes to stays small whatever the count.
     constexpr std::uint64_t part_epochs = 1024;
     std::vector<float> part(static_cast<std::size_t>(std::min(count, part_epochs)));
     while (losses.size() < count) {
