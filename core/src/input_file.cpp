@@ -1,6 +1,7 @@
 #include "input_file.hpp"
 
 #include "host_memory.hpp"
+#include "interrupt_check.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -87,10 +88,15 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
     // (/dev/stdin, <(command)) returns at once when its writer has already finished.
     if (!m_regular && fifo == Fifo::Wait) {
         pollfd ready{file.fd, POLLIN, 0};
-        while (::poll(&ready, 1, -1) < 0)
-            if (errno != EINTR)
+        while (::poll(&ready, 1, -1) < 0) {
+            const int err = errno;
+            if (err == EINTR && interrupt_requested())
+                BRAIN_THROW(ErrorCode::IoError, "reading the ", kind, " '", name,
+                            "' (a pipe) was interrupted while it waited for the pipe's writer");
+            if (err != EINTR)
                 BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name,
-                            "' (a pipe): waiting for its writer failed: ", std::strerror(errno));
+                            "' (a pipe): waiting for its writer failed: ", std::strerror(err));
+        }
     }
     m_fd = std::exchange(file.fd, -1);
 }
@@ -113,7 +119,10 @@ std::size_t InputFile::read_some(char* buffer, std::size_t capacity) {
         const ssize_t n = ::read(m_fd, buffer, capacity);
         if (n < 0) {
             const int err = errno;
-            if (err == EINTR) continue;
+            if (err == EINTR && !interrupt_requested()) continue;
+            if (err == EINTR)
+                BRAIN_THROW(ErrorCode::IoError, "reading the ", m_kind, " '", m_path.string(),
+                            "' was interrupted after ", m_read, " bytes");
             BRAIN_THROW(ErrorCode::IoError, "cannot read the ", m_kind, " '", m_path.string(), "': ",
                         std::strerror(err));
         }

@@ -1,7 +1,11 @@
 // brain::Matrix constructors: every size is checked so that a Matrix always owns exactly rows * cols floats.
+#include "host_memory.hpp"
+
 #include <brain/error.hpp>
 #include <brain/matrix.hpp>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
 namespace brain {
 
@@ -12,10 +16,24 @@ std::size_t checked_size(std::size_t rows, std::size_t cols) {
                     cols, " elements overflow size_t; use a smaller shape");
     return rows * cols;
 }
+
+// rows x cols copies of `value`: AllocationFailed, in the shape's terms, where the host cannot hold them (a
+// std::vector would throw its own bad_alloc or length_error).
+std::vector<float> filled(std::size_t rows, std::size_t cols, float value) {
+    const std::size_t count = checked_size(rows, cols);
+    try {
+        return std::vector<float>(count, value);
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
+    BRAIN_THROW(ErrorCode::AllocationFailed, "Matrix: not enough host memory for ", rows, " x ", cols, " floats (",
+                detail::format_bytes(detail::saturating_mul(count, sizeof(float))),
+                "); use a smaller shape or free memory");
+}
 } // namespace
 
 Matrix::Matrix(std::size_t rows, std::size_t cols, float value)
-    : m_rows(rows), m_cols(cols), m_data(checked_size(rows, cols), value) {}
+    : m_rows(rows), m_cols(cols), m_data(filled(rows, cols, value)) {}
 
 Matrix::Matrix(std::size_t rows, std::size_t cols, std::vector<float> data)
     : m_rows(rows), m_cols(cols), m_data(std::move(data)) {

@@ -36,6 +36,8 @@ except ImportError:  # earlier releases: the estimator's own method
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
+_ABSENT = object()  # a fitted attribute the new fit does not have (removed when the fit succeeds)
+
 # scikit-learn's activation names, and brain's own (any name brain.Activation parses is accepted too).
 _ACTIVATIONS = {"identity": "linear", "logistic": "sigmoid", "tanh": "tanh", "relu": "relu"}
 
@@ -116,7 +118,7 @@ class _BaseMLP(BaseEstimator):
         # scikit-learn's initialisation, so that the estimator trains as scikit-learn's does: weights and biases
         # uniform in +-sqrt(6 / (fan_in + fan_out)), sqrt(2 / ...) for logistic layers. (brain's own He initialisation
         # with zero biases generalised about 2 points worse on held-out data in the estimator's benchmark.)
-        factor = 2.0 if self.activation == "logistic" else 6.0
+        factor = 2.0 if hidden == _brain.Activation.Sigmoid else 6.0
         widths = [n_inputs, *sizes, n_outputs]
         parameters = []
         for fan_in, fan_out in zip(widths, widths[1:]):
@@ -126,8 +128,9 @@ class _BaseMLP(BaseEstimator):
         network.set_parameters(np.concatenate(parameters).astype(np.float32))
         return network
 
-    def _fit_network(self, X, Y, output_activation):
-        """Train a new network on float32 X (rows x features) and Y (rows x outputs); sets the fitted attributes."""
+    def _fit_network(self, X, Y, output_activation, fitted):
+        """Train a new network on float32 X (rows x features) and Y (rows x outputs); then sets the fitted
+        attributes: ``fitted`` (those fit worked out from the data) and the network's."""
         self._check_parameters()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -145,43 +148,74 @@ class _BaseMLP(BaseEstimator):
         config = _brain.TrainConfig(epochs=int(self.max_iter), batch_size=batch, shuffle=bool(self.shuffle),
                                     seed=seed)
         data = _brain.Dataset(X, Y)
-        self.loss_curve_ = []
-        self.validation_scores_ = [] if self.early_stopping else None
+        losses, scores = [], []
         best_score, best_weights, stall = None, None, 0
+        converged, interrupt = False, None
         with _brain.TrainingSession(network, data, config=config, backend=self._training_backend()) as session:
-            converged = False
-            for _ in range(int(self.max_iter)):
-                self.loss_curve_.append(session.train_epoch())
-                if self.early_stopping:
-                    checkpoint = session.checkpoint()
-                    candidate = network.__copy__()
-                    candidate.restore_checkpoint(checkpoint)
-                    score = self._validation_score(candidate, X_val, Y_val)
-                    self.validation_scores_.append(score)
-                    improved = best_score is None or score > best_score + self.tol
-                    if best_score is None or score > best_score:
-                        best_score, best_weights = score, checkpoint
-                else:
-                    loss = self.loss_curve_[-1]
-                    improved = best_score is None or loss < best_score - self.tol
-                    if best_score is None or loss < best_score:
-                        best_score = loss
-                stall = 0 if improved else stall + 1
-                if stall >= self.n_iter_no_change:
-                    converged = True
-                    break
+            try:
+                for _ in range(int(self.max_iter)):
+                    losses.append(session.train_epoch())
+                    if self.early_stopping:
+                        checkpoint = session.checkpoint()
+                        candidate = network.__copy__()
+                        candidate.restore_checkpoint(checkpoint)
+                        score = self._validation_score(candidate, X_val, Y_val)
+                        scores.append(score)
+                        improved = best_score is None or score > best_score + self.tol
+                        if best_score is None or score > best_score:
+                            best_score, best_weights = score, checkpoint
+                    else:
+                        loss = losses[-1]
+                        improved = best_score is None or loss < best_score - self.tol
+                        if best_score is None or loss < best_score:
+                            best_score = loss
+                    stall = 0 if improved else stall + 1
+                    if stall >= self.n_iter_no_change:
+                        converged = True
+                        break
+            except KeyboardInterrupt as error:
+                # Ctrl-C, as with Network.fit: the estimator keeps the epochs that completed (none: fit fails).
+                if not losses:
+                    raise
+                interrupt = error
+            if self.early_stopping and best_weights is None:  # interrupted before the first score
+                best_weights = session.checkpoint()
             final = best_weights if self.early_stopping else session.checkpoint()
-            self.training_stats_ = session.stats()
+            # Ctrl-C may land after an epoch's train_epoch returned and before its loss was kept: the epochs
+            # trained are the session's count, and loss_curve_ lacks that one loss.
+            trained = session.checkpoint().epochs_trained if interrupt is not None else len(losses)
+            stats = session.stats()
         network.restore_checkpoint(final)
+        # Only now, with the network trained, does the estimator change: a fit that fails leaves it as it was.
+        for name, value in fitted.items():
+            if value is _ABSENT:
+                self.__dict__.pop(name, None)
+            else:
+                setattr(self, name, value)
+        self.loss_curve_ = losses
+        self.validation_scores_ = scores if self.early_stopping else None
+        self.training_stats_ = stats
         self.network_ = network
-        self.n_iter_ = len(self.loss_curve_)
-        self.loss_ = self.loss_curve_[-1]
+        self.n_iter_ = int(trained)
+        self.loss_ = losses[-1]
         self.best_loss_ = None if self.early_stopping else best_score
         self.best_validation_score_ = best_score if self.early_stopping else None
+        if interrupt is not None:
+            raise interrupt
         if not converged:
             warnings.warn(f"brain: the optimizer did not converge within max_iter={self.max_iter} epochs",
                           ConvergenceWarning)
         return self
+
+    def _validated(self, X, y, **kwargs):
+        """scikit-learn's validation of X and y; it sets n_features_in_ (and feature_names_in_), which are kept
+        only when the fit that follows succeeds."""
+        before = {name: self.__dict__[name] for name in ("n_features_in_", "feature_names_in_")
+                  if name in self.__dict__}
+        X, y = _validate_data(self, X, y, dtype=np.float32, order="C", **kwargs)
+        fitted = {name: self.__dict__.pop(name, _ABSENT) for name in ("n_features_in_", "feature_names_in_")}
+        self.__dict__.update(before)
+        return X, y, fitted
 
     def _forward(self, X):
         check_is_fitted(self, "network_")
@@ -205,17 +239,17 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
 
     def fit(self, X, y):
         """Train on X (n_samples x n_features) and labels y; returns self."""
-        X, y = _validate_data(self, X, y, dtype=np.float32, order="C")
+        X, y, fitted = self._validated(X, y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
+        classes = np.unique(y)
+        if len(classes) < 2:
             raise ValueError(f"MLPClassifier needs samples of at least 2 classes in the data, but the data "
-                             f"contains only one class: {self.classes_[0]!r}")
-        self._binarizer = LabelBinarizer().fit(self.classes_)
-        Y = np.ascontiguousarray(self._binarizer.transform(y), dtype=np.float32)
-        output = _brain.Activation.Sigmoid if len(self.classes_) == 2 else _brain.Activation.Softmax
-        return self._fit_network(X, Y, output)
+                             f"contains only one class: {classes[0]!r}")
+        binarizer = LabelBinarizer().fit(classes)
+        Y = np.ascontiguousarray(binarizer.transform(y), dtype=np.float32)
+        output = _brain.Activation.Sigmoid if len(classes) == 2 else _brain.Activation.Softmax
+        return self._fit_network(X, Y, output, {**fitted, "classes_": classes, "_binarizer": binarizer})
 
     def _validation_score(self, network, X, Y):
         out = network.predict(X)
@@ -251,10 +285,9 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
 
     def fit(self, X, y):
         """Train on X (n_samples x n_features) and targets y (n_samples or n_samples x n_outputs); returns self."""
-        X, y = _validate_data(self, X, y, dtype=np.float32, order="C", multi_output=True, y_numeric=True)
-        self._y_1d = y.ndim == 1
+        X, y, fitted = self._validated(X, y, multi_output=True, y_numeric=True)
         Y = np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y, dtype=np.float32)
-        return self._fit_network(X, Y, _brain.Activation.Linear)
+        return self._fit_network(X, Y, _brain.Activation.Linear, {**fitted, "_y_1d": y.ndim == 1})
 
     def _validation_score(self, network, X, Y):
         return r2_score(Y, network.predict(X))

@@ -10,11 +10,6 @@
 
 namespace brain::python {
 
-namespace {
-
-using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-
-// What `obj` is, for an error message: its type, and its dtype when it has one ("a numpy.ndarray of dtype <U1").
 std::string describe(const py::handle& obj) {
     const py::handle type = py::type::of(obj);
     const std::string module = py::str(type.attr("__module__"));
@@ -23,6 +18,10 @@ std::string describe(const py::handle& obj) {
     if (py::isinstance<py::array>(obj)) out += " of dtype " + std::string(py::str(obj.attr("dtype")));
     return out;
 }
+
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
 // `obj` as a C-contiguous float32 array: the object itself when it is one (no copy), else one conversion; its
 // shape as rows x cols. InvalidArgument naming `what` for anything that is not a 1-D or 2-D array of numbers
@@ -90,11 +89,14 @@ py::array_t<float> to_array(Matrix&& matrix) {
     return view_array(raw->data().data(), raw->rows(), raw->cols(), owner);
 }
 
-py::array_t<float> view_array(const float* data, std::size_t rows, std::size_t cols, const py::handle& owner) {
+py::array_t<float> view_array(const float* data, std::size_t rows, std::size_t cols, const py::handle& owner,
+                              bool writeable) {
     const auto r = static_cast<py::ssize_t>(rows);
     const auto c = static_cast<py::ssize_t>(cols);
     const auto item = static_cast<py::ssize_t>(sizeof(float));
-    return py::array_t<float>({r, c}, {c * item, item}, data, owner);
+    py::array_t<float> out({r, c}, {c * item, item}, data, owner);
+    if (!writeable) out.attr("flags").attr("writeable") = false;
+    return out;
 }
 
 Dataset to_dataset(const py::handle& data, const py::handle& targets, const char* what) {

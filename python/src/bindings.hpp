@@ -112,8 +112,11 @@ private:
 };
 // A NumPy array viewing the matrix's storage without a copy; the array owns the matrix.
 py::array_t<float> to_array(Matrix&& matrix);
-// A NumPy array viewing `data` (owned by `owner`) as rows x cols, without a copy.
-py::array_t<float> view_array(const float* data, std::size_t rows, std::size_t cols, const py::handle& owner);
+// A NumPy array viewing `data` (owned by `owner`) as rows x cols, without a copy; read-only unless `writeable`.
+py::array_t<float> view_array(const float* data, std::size_t rows, std::size_t cols, const py::handle& owner,
+                              bool writeable = true);
+// What `obj` is, for an error message: its type, and its dtype when it has one ("a numpy.ndarray of dtype <U1").
+std::string describe(const py::handle& obj);
 // A Dataset from a brain.Dataset or from (features, targets) array-likes.
 Dataset to_dataset(const py::handle& data, const py::handle& targets, const char* what);
 

@@ -1,6 +1,7 @@
 // Matrix, Standardization and Dataset. brain.Matrix exposes its storage through the buffer protocol, so
 // numpy.asarray(matrix) is a view (no copy) and filling that view fills the matrix the library reads. A Dataset's
-// setters take its exclusive lock (object_lock.hpp): save_npz may be reading it without the GIL.
+// views are read-only: its values were checked finite when it was built, and save_npz may be reading them without
+// the GIL; its setters take its exclusive lock (object_lock.hpp) for the same reason.
 #include "bindings.hpp"
 #include "object_lock.hpp"
 
@@ -68,16 +69,18 @@ void bind_data(py::module_& m) {
             "features",
             [](py::object self) {
                 const auto& d = self.cast<const Dataset&>();
-                return view_array(d.features().data().data(), d.features().rows(), d.features().cols(), self);
+                return view_array(d.features().data().data(), d.features().rows(), d.features().cols(), self,
+                                  false);
             },
-            "The feature rows as a NumPy view (no copy) of the data set's storage.")
+            "The feature rows as a read-only NumPy view (no copy) of the data set's storage (its values were "
+            "checked finite once; change them through a new Dataset).")
         .def_property_readonly(
             "targets",
             [](py::object self) {
                 const auto& d = self.cast<const Dataset&>();
-                return view_array(d.targets().data().data(), d.targets().rows(), d.targets().cols(), self);
+                return view_array(d.targets().data().data(), d.targets().rows(), d.targets().cols(), self, false);
             },
-            "The targets as a NumPy view (no copy) of the data set's storage.")
+            "The targets as a read-only NumPy view (no copy) of the data set's storage.")
         .def_property_readonly("size", &Dataset::size)
         .def("__len__", &Dataset::size)
         .def_property_readonly("input_width", &Dataset::input_width)

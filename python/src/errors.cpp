@@ -1,10 +1,13 @@
-// brain::Error as Python exceptions: brain.Error (with .code, a brain.ErrorCode, and .message, the C++ text) and one
-// subclass per ErrorCode, named like it. Codes that mean bad input also derive from the built-in type Python code
-// expects for them (InvalidArgument and InvalidData: ValueError; IoError: OSError; AllocationFailed: MemoryError),
-// so `except ValueError` and scikit-learn's input checks see them as such.
+// brain::Error as Python exceptions: brain.Error (with .code, a brain.ErrorCode, and .message, the C++ text) and
+// one subclass per ErrorCode, named like it. Codes that mean bad input also derive from the built-in type Python
+// code expects for them (InvalidArgument and InvalidData: ValueError; IoError: OSError; AllocationFailed:
+// MemoryError), so `except ValueError` and scikit-learn's input checks see them as such. A wait on a pipe that
+// Ctrl-C ends raises KeyboardInterrupt (or whatever the signal's handler raised), not the IoError the library
+// throws for it.
 #include "bindings.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -34,6 +37,23 @@ py::object message_text(const char* what) {
     const std::string_view text(what);
     return py::reinterpret_steal<py::object>(
         PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+}
+
+// The exception a signal handler raised while the library waited on a pipe on this thread (interrupt_check),
+// raised in place of the IoError that ended the wait.
+thread_local std::unique_ptr<py::error_already_set> t_signal_error;
+
+// brain::InterruptCheck: runs Python's signal handlers (the main thread's; elsewhere nothing runs) and ends the
+// wait when one raised, keeping its exception.
+bool interrupt_check() noexcept {
+    try {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() == 0) return false;
+        t_signal_error = std::make_unique<py::error_already_set>();
+        return true;
+    } catch (...) {
+        return false;
+    }
 }
 
 } // namespace
@@ -68,10 +88,15 @@ void bind_errors(py::module_& m) {
     // The chapter's name for the Metal backend off Apple systems: the same class as FeatureDisabled.
     m.attr("MetalFeatureDisabled") = m.attr("FeatureDisabled");
 
+    set_interrupt_check(&interrupt_check);
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const Error& e) {
+            if (auto signal_error = std::move(t_signal_error); signal_error && e.code() == ErrorCode::IoError) {
+                signal_error->restore();
+                return;
+            }
             const auto found = classes().find(static_cast<int>(e.code()));
             PyObject* cls = found != classes().end() ? found->second : nullptr;
             const py::object text = message_text(e.what());

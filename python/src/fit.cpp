@@ -27,7 +27,17 @@ std::optional<Dataset> optional_dataset(const py::handle& validation, const char
         const auto pair = py::reinterpret_borrow<py::sequence>(validation);
         return to_dataset(pair[0], pair[1], what);
     }
-    return to_dataset(validation, py::none(), what);
+    if (py::isinstance<Dataset>(validation)) return validation.cast<Dataset>();
+    std::string found = describe(validation);
+    if ((py::isinstance<py::tuple>(validation) || py::isinstance<py::list>(validation))) {
+        const std::size_t items = py::len(validation);
+        found += " of " + std::to_string(items) + (items == 1 ? " item" : " items");
+    }
+    throw Error(ErrorCode::InvalidArgument,
+                std::string(what) +
+                    ": validation must be a brain.Dataset or a (features, targets) pair, "
+                    "e.g. validation=(x_val, y_val); found " +
+                    found);
 }
 
 struct FitArgs {

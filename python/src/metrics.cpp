@@ -34,6 +34,7 @@ void bind_metrics(py::module_& m) {
         [](const py::handle& truth, const py::handle& predicted, std::vector<std::string> names) {
             const MatrixArg t(truth, "truth", true);
             const MatrixArg p(predicted, "predicted", true);
+            py::gil_scoped_release release; // the arrays are held by t and p, read in place
             return regression_metrics(t.get(), p.get(), std::move(names));
         },
         py::arg("truth"), py::arg("predicted"), py::arg("names") = std::vector<std::string>{},

@@ -149,12 +149,16 @@ void bind_network(py::module_& m) {
         .def(
             "save_json",
             [](const Network& n, const std::filesystem::path& path,
-               const std::vector<std::filesystem::path>& inputs) { n.save_json(path, inputs); },
+               const std::vector<std::filesystem::path>& inputs) {
+                const SharedObjectLock lock(&n);
+                n.save_json(path, inputs);
+            },
             py::arg("path"), py::arg("inputs") = std::vector<std::filesystem::path>{},
             "Write the model file, whole or not at all, refusing a path that is one of `inputs`.")
         .def_static(
             "load_json",
             [](const std::filesystem::path& path, std::optional<InputLimits> limits) {
+                py::gil_scoped_release release;
                 return limits ? Network::load_json(path, *limits) : Network::load_json(path);
             },
             py::arg("path"), py::arg("limits") = py::none(),
@@ -174,10 +178,20 @@ void bind_network(py::module_& m) {
                      std::to_string(n.layers()[i].outputs) + " " + std::string(to_string(n.layers()[i].activation));
             return s + ", " + std::to_string(n.parameter_count()) + " parameters)";
         });
-    m.def("save", [](const Network& n, const std::filesystem::path& path) { n.save_json(path); }, py::arg("network"),
-          py::arg("path"), "Network.save_json(path).");
-    m.def("load", [](const std::filesystem::path& path) { return Network::load_json(path); }, py::arg("path"),
-          "Network.load_json(path).");
+    m.def(
+        "save",
+        [](const Network& n, const std::filesystem::path& path) {
+            const SharedObjectLock lock(&n);
+            n.save_json(path);
+        },
+        py::arg("network"), py::arg("path"), "Network.save_json(path).");
+    m.def(
+        "load",
+        [](const std::filesystem::path& path) {
+            py::gil_scoped_release release;
+            return Network::load_json(path);
+        },
+        py::arg("path"), "Network.load_json(path).");
 
     py::class_<PinnedRows>(
         m, "PinnedRows",

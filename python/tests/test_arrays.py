@@ -78,6 +78,12 @@ def test_dataset_features_are_views_of_its_storage():
     assert f1.ctypes.data == f2.ctypes.data, "the same storage each time, no copy"
     np.testing.assert_array_equal(f1, X)
     assert data.targets.shape == (4, 1), "a 1-D target array is one column"
+    # Read-only: the values were checked finite once, and a reader without the GIL may be reading them.
+    for view in (data.features, data.targets):
+        assert not view.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            view[0, 0] = np.nan
+    np.testing.assert_array_equal(data.features, X)
 
 
 @pytest.mark.parametrize("make", [
@@ -107,6 +113,18 @@ def test_wrong_shapes_are_refused():
         net.predict([[object(), 1.0]])
     with pytest.raises(brain.InvalidData, match="finite"):
         net.predict(np.array([[np.nan, 1.0]], dtype=np.float32))
+    data = brain.Dataset(np.ones((4, 2)), np.ones(4))
+    for validation, found in ((np.ones((4, 2)), "a numpy.ndarray of dtype float64"), ([1, 2, 3], "a list of 3 items"),
+                              ((data.features,), "a tuple of 1 item")):
+        with pytest.raises(brain.InvalidArgument, match=r"validation must be a brain.Dataset or a \(features, "
+                                                        r"targets\) pair.*found " + found):
+            net.fit(data, config=brain.TrainConfig(epochs=1, batch_size=2), validation=validation)
+
+
+@pytest.mark.parametrize("rows, cols", [(2**61, 1), (2**40, 2**10)])
+def test_a_matrix_too_large_for_the_host_is_allocation_failed(rows, cols):
+    with pytest.raises(brain.AllocationFailed, match=f"Matrix: not enough host memory for {rows} x {cols} floats"):
+        brain.Matrix(rows, cols)
 
 
 class Raises:

@@ -47,7 +47,7 @@ def test_binary_classifier_uses_one_sigmoid_output(blobs):
     assert clf.predict_proba(X).shape == (len(X), 2) and clf.score(X, y) > 0.95
 
 
-@pytest.mark.parametrize("activation, factor", [("relu", 6.0), ("logistic", 2.0)])
+@pytest.mark.parametrize("activation, factor", [("relu", 6.0), ("logistic", 2.0), ("sigmoid", 2.0)])
 def test_initial_weights_are_drawn_as_scikit_learn_draws_them(blobs, activation, factor):
     """Weights and biases uniform in +-sqrt(factor / (fan_in + fan_out)); a learning rate too small to move them
     leaves the initial draw in the fitted network."""
@@ -112,3 +112,37 @@ def test_bad_parameters_and_backends(blobs):
         MLPClassifier(activation="swish").fit(X, labels)
     with pytest.raises(brain.PluginNotFound):
         MLPClassifier(backend="nosuchplugin:0", memory_budget_mib=64, max_iter=1).fit(X, labels)
+
+
+@pytest.mark.parametrize("make", [MLPClassifier, MLPRegressor])
+def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was(blobs, make):
+    X, labels = blobs
+    y = np.array(["a", "b", "c"])[labels] if make is MLPClassifier else labels.astype(np.float64)
+    est = make(hidden_layer_sizes=(8,), max_iter=3, random_state=0).fit(X, y)
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    predicted = est.predict(X)
+    est.set_params(backend="nosuchplugin:0", memory_budget_mib=64)
+    other = (np.where(X[:, 0] > 0, "x", "y") if make is MLPClassifier else X[:, 0])
+    with pytest.raises(brain.PluginNotFound):
+        est.fit(X[:, :2], other)  # other columns, other labels: nothing of them may stay behind
+    after = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
+    assert est.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(est.predict(X), predicted)
+
+
+def test_ctrl_c_keeps_the_epochs_that_completed(regression):
+    import _thread
+    import threading
+    X, y = regression
+    X, y = np.repeat(X, 20, axis=0), np.repeat(y.ravel(), 20)
+    reg = MLPRegressor(hidden_layer_sizes=(64,), max_iter=10**6, n_iter_no_change=10**9, random_state=0)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        reg.fit(X, y)
+    timer.join()
+    # The estimator is fitted with what was trained: its count is the network's, at most one loss short.
+    assert reg.n_iter_ == reg.network_.epochs_trained >= 1
+    assert reg.n_iter_ - 1 <= len(reg.loss_curve_) <= reg.n_iter_
+    assert reg.predict(X[:5]).shape == (5,) and np.isfinite(reg.predict(X)).all()

@@ -4,6 +4,7 @@ never half-changed."""
 
 import _thread
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -291,3 +292,29 @@ print(i, passes)
 def test_streaming_standardize_sees_old_or_new_while_another_thread_writes(tmp_path):
     changes, passes = run_child(STREAM_STANDARDIZED_DURING_WRITES, 0.8, tmp_path)
     assert changes >= 3 and passes >= 3, (changes, passes)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_ctrl_c_ends_a_wait_for_a_pipes_writer_and_other_threads_run_meanwhile(tmp_path):
+    fifo = tmp_path / "model.json"
+    os.mkfifo(fifo)
+    ticks = []
+
+    def tick():
+        for _ in range(5):
+            ticks.append(time.monotonic())
+            time.sleep(0.05)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    # A real signal (interrupt_main only sets Python's flag), which interrupts the wait as Ctrl-C does.
+    for read in (brain.load, brain.Network.load_json, lambda path: brain.Dataset.from_csv(path, ["y"])):
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            read(fifo)
+        timer.join()
+        assert time.monotonic() - started < 30
+    ticker.join()
+    assert len(ticks) == 5, "the GIL is released while the file is awaited"

@@ -214,5 +214,6 @@ def test_validation_may_be_a_list_pair():
     as_tuple = network().fit(X, y, config=config, validation=(X[:64], y[:64]))
     assert len(as_list.validation_losses) == 2
     assert as_list.validation_losses == as_tuple.validation_losses
-    with pytest.raises(brain.InvalidArgument, match="without targets"):
+    with pytest.raises(brain.InvalidArgument,
+                       match=r"validation must be a brain.Dataset or a \(features, targets\) pair.*a list of 1 item"):
         network().fit(X, y, config=config, validation=[X[:64]])

@@ -3,11 +3,12 @@
 
 #include <brain/accelerator.hpp>
 #include <brain/backend.hpp>
-#include <brain/csv_stream.hpp>
 #include <brain/callbacks.hpp>
+#include <brain/csv_stream.hpp>
 #include <brain/csv_table.hpp>
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
+#include <brain/interrupt.hpp>
 #include <brain/limits.hpp>
 #include <brain/matrix.hpp>
 #include <brain/metrics.hpp>
