@@ -192,6 +192,42 @@ std::vector<Case> output_rows(const Fixture& f) {
                     2,
                     {"error: IoError: ", "writing to standard output failed"}});
 
+    // 30: standard output that fails before the output file is committed leaves the previous file; a closed pipe
+    // is an error with a message, not a silent SIGPIPE.
+    const std::vector<std::pair<std::string, std::string>> writers = {
+        {"train", "{brain} train --csv c.csv --target churned --layers 4 --epochs 1 --out t30.json"},
+        {"predict", "{brain} predict --model m.json --csv c.csv --out t30.csv"},
+        {"generate", "{brain} generate --rows 10 --out t30.csv"},
+        {"convert", "{brain} convert c.csv --target churned t30.npz"},
+        {"export", "{brain} export --model m.json --onnx t30.onnx"},
+        {"import", "{brain} import --onnx m30.onnx --out t30.json"},
+    };
+    for (const auto& [writer, command] : writers) {
+        const std::string target = command.substr(command.rfind("t30."));
+        rows.push_back({"30",
+                        writer + " into a full standard output keeps the previous " + target,
+                        [target](Fixture& fx) {
+                            fx.write(target, "previous\n");
+                            if (!fs::exists(fx / "m30.onnx"))
+                                REQUIRE(brain::test::run_process(
+                                            fx.brain + " export --model m.json --onnx m30.onnx", fx.dir().string())
+                                            .status == 0);
+                        },
+                        command + " > /dev/full",
+                        2,
+                        {"error: IoError: writing to standard output failed", "left as"},
+                        [target](Fixture& fx, const ProcessResult&) { CHECK(fx.read(target) == "previous\n"); }});
+    }
+    // Its output is larger than a pipe holds, so that it is still writing when the reader has gone.
+    rows.push_back({"30",
+                    "predict into a pipe closed early is an error, not a silent SIGPIPE",
+                    nullptr,
+                    "{brain} generate --kind churn --rows 20000 --out big30.csv > /dev/null && "
+                    "({brain} predict --model m.json --csv big30.csv; echo $? > status30) | head -c 1 > /dev/null; "
+                    "exit $(cat status30)",
+                    2,
+                    {"error: IoError: writing to standard output failed"}});
+
     // 24: an empty --out (an unset variable) is not "no file".
     rows.push_back({"24",
                     "predict --out '' is refused, not printed to standard output",

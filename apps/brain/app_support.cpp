@@ -1,6 +1,7 @@
 #include "app_support.hpp"
 
 #include <cstdio>
+#include <iostream>
 
 namespace brain::app {
 
@@ -39,6 +40,13 @@ bool is_backend_unavailable(ErrorCode code) noexcept {
     default:
         return false;
     }
+}
+
+void require_standard_output(const std::string& kept) {
+    std::cout.flush();
+    if (std::cout && std::fflush(stdout) == 0) return;
+    BRAIN_THROW(ErrorCode::IoError, "writing to standard output failed (the disk is full or the pipe was closed); ",
+                kept);
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& content,

@@ -29,6 +29,11 @@ std::string error_text(const Error& error);
 // "error: <code name>: <message>", the one line every app prints for a brain::Error.
 std::string error_line(const Error& error);
 
+// Flushes standard output and throws Error(IoError) if anything written to it could not be (a full disk, a closed
+// pipe): called before an output file is committed, so that a command that fails this way replaces nothing.
+// `kept` completes the message ("'model.json' is left as it was").
+void require_standard_output(const std::string& kept);
+
 // True for the errors that mean "this machine cannot run that backend" (no plugin, no driver, no device,
 // Metal off Apple systems), as opposed to a failure of a run that could have worked.
 bool is_backend_unavailable(ErrorCode code) noexcept;

@@ -83,20 +83,22 @@ int run_convert(const ConvertOptions& o) {
         return exit_ok;
     }
     const Dataset data = load_data_source(source, o.targets, limits);
+    // Replaced together (a failure leaves the previous pair, never one file of each), and only once the summary
+    // has reached standard output (docs/cli.md, "Output files").
+    OutputGroup group;
     if (npz_out) {
         data.save_npz(o.outputs[0], inputs);
         std::cout << "wrote " << data.size() << " rows, " << data.input_width() << " features and "
                   << data.target_width() << " targets to " << o.outputs[0] << "\n";
-        return exit_ok;
+    } else {
+        save_npy(o.outputs[0], data.features(), inputs);
+        save_npy(o.outputs[1], data.targets(), inputs);
+        std::cout << "wrote " << data.size() << " rows: " << data.input_width() << " features to " << o.outputs[0]
+                  << ", " << data.target_width() << " targets to " << o.outputs[1]
+                  << " (column names and class labels are kept only in an .npz archive)\n";
     }
-    // Replaced together: a failure leaves the previous pair, never one file of each.
-    OutputGroup group;
-    save_npy(o.outputs[0], data.features(), inputs);
-    save_npy(o.outputs[1], data.targets(), inputs);
+    require_standard_output("the output files are left as they were");
     group.commit();
-    std::cout << "wrote " << data.size() << " rows: " << data.input_width() << " features to " << o.outputs[0]
-              << ", " << data.target_width() << " targets to " << o.outputs[1]
-              << " (column names and class labels are kept only in an .npz archive)\n";
     return exit_ok;
 }
 

@@ -45,13 +45,14 @@ int run_export(const ExportOptions& o) {
     OutputGroup group;
     if (!o.onnx.empty()) net.save_onnx(o.onnx, inputs);
     if (!o.safetensors.empty()) net.save_safetensors(o.safetensors, inputs);
-    group.commit();
     if (!o.onnx.empty())
         std::cout << "wrote " << o.onnx << ": ONNX opset 17, input \"input\" [batch, " << net.input_size()
                   << "] -> output \"output\" [batch, " << net.output_size() << "]"
                   << (net.standardization() ? ", the standardisation included" : "") << "\n";
     if (!o.safetensors.empty())
         std::cout << "wrote " << o.safetensors << ": float32 parameters " << sequential_names(net) << "\n";
+    require_standard_output("the output files are left as they were");
+    group.commit();
     return exit_ok;
 }
 

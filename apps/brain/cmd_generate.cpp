@@ -30,9 +30,10 @@ int run_generate(const GenerateOptions& o) {
         if (header.empty()) header = std::string(part.substr(0, part.find('\n')));
         file.write(part);
     });
-    file.commit();
     std::cout << "wrote " << o.rows << " rows of " << o.kind << " data to " << o.out << " (columns: " << header
               << ")\n";
+    require_standard_output(str("'", o.out, "' is left as it was"));
+    file.commit();
     return exit_ok;
 }
 

@@ -73,12 +73,13 @@ int run_import(const ImportOptions& o) {
     check_output_path(o.out, inputs);
     const InputLimits limits = o.input.limits();
     const Network net = o.onnx.empty() ? from_safetensors(o, limits) : Network::load_onnx(o.onnx, limits);
-    net.save_json(o.out, inputs);
     std::cout << "imported " << describe(net) << " (" << to_string(net.loss()) << ") from " << source << "\n";
     if (net.standardization()) std::cout << "inputs are standardised by the model itself\n";
     if (net.feature_names().empty())
         std::cout << "the model names no features: brain predict reads the columns x0..x" << net.input_size() - 1
                   << " of its CSV, and brain train --init takes the CSV's feature columns in order\n";
+    require_standard_output(str("'", o.out, "' is left as it was"));
+    net.save_json(o.out, inputs);
     std::cout << "saved model to " << o.out << "\n";
     return exit_ok;
 }

@@ -237,8 +237,9 @@ int predict_streamed(const PredictOptions& o, const Network& network, CsvRowStre
     }
     BRAIN_CHECK(count > 0, ErrorCode::InvalidData, o.source.csv,
                 ": the file has a header but no data rows; add at least one row of values");
-    file.commit();
     std::cout << "wrote " << count << " predictions to " << o.out << "\n";
+    require_standard_output(str("'", o.out, "' is left as it was"));
+    file.commit();
     return exit_ok;
 }
 
@@ -317,8 +318,9 @@ int run_predict(const PredictOptions& o) {
     } else {
         OutputFile file(o.out, inputs);
         write_predictions(network, outputs, classes, [&file](std::string_view part) { file.write(part); });
-        file.commit();
         std::cout << "wrote " << outputs.rows() << " predictions to " << o.out << "\n";
+        require_standard_output(str("'", o.out, "' is left as it was"));
+        file.commit();
     }
 
     if (compare && network.is_classifier()) {

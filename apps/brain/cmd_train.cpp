@@ -231,6 +231,7 @@ int run_streamed(const TrainOptions& o, const TrainingBackend& backend,
         std::cout << "rank " << backend.rank() << " of " << backend.world_size() << ": rank 0 saves the model\n";
         return exit_ok;
     }
+    require_standard_output(str("'", o.out, "' is left as it was"));
     network.save_json(o.out, inputs);
     std::cout << "saved model to " << o.out << "\n";
     return exit_ok;

@@ -66,6 +66,8 @@ int report(const brain::Error& e) {
 int main(int argc, char** argv) {
     // A write past the file-size limit (ulimit -f) must be an error with a message, not a silent kill.
     std::signal(SIGXFSZ, SIG_IGN);
+    // Likewise a closed pipe (`brain predict ... | head`): exit 2 with IoError, not a silent SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     remove_temporaries_on_termination();
 
     CLI::App app{"brain " + std::string(brain::version()) +

@@ -27,6 +27,7 @@ void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> v
         std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "  %.2fs", elapsed);
     if (!m_interactive) {
         m_out << text << "\n" << std::flush;
+        require_output();
         return;
     }
     constexpr std::size_t bar_width = 28;
@@ -35,6 +36,14 @@ void EpochProgress::update(std::size_t epoch, float loss, std::optional<float> v
     // \r plus trailing spaces redraw the line in place even when the new text is shorter.
     m_out << "\r" << bar << text << "    " << std::flush;
     m_line_open = true;
+    require_output();
+}
+
+void EpochProgress::require_output() const {
+    // Training on after its output is gone would only end in the same error, minutes later.
+    BRAIN_CHECK(m_out, ErrorCode::IoError,
+                "writing to standard output failed (the disk is full or the pipe was closed); training stops "
+                "here, and the output files are left as they were");
 }
 
 void EpochProgress::finish() {

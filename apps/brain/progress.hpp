@@ -22,6 +22,9 @@ public:
     void finish();
 
 private:
+    // Throws Error(IoError) when m_out could not take the last line.
+    void require_output() const;
+
     std::ostream& m_out;
     std::size_t m_total;
     bool m_interactive;

@@ -195,6 +195,7 @@ int run_training(TrainRun& run) {
                   << ": rank 0 saves the model\n";
         return exit_ok;
     }
+    require_standard_output(str("'", run.out, "' is left as it was"));
     run.network.save_json(run.out, inputs);
     std::cout << "saved model to " << run.out << "\n";
     if (!report.stop_reason.empty())
