@@ -244,6 +244,13 @@ TEST_CASE("brain train --init keeps the model's optimizer, changing only the set
     CHECK(kept.kind == brain::Optimizer::Kind::Sgd);
     CHECK(kept.learning_rate == 0.05f);
     CHECK(kept.momentum == 0.5f);
+    // Naming the model's own kind is no new optimizer: its momentum stays.
+    const auto same = run(bin("brain") + " train" + data + " --init " + dir.q("sgd.json") +
+                          " --optimizer sgd --out " + dir.q("same.json"));
+    INFO(same.output);
+    REQUIRE(same.status == 0);
+    CHECK(contains(same.output, "sgd lr 0.01 momentum 0.5"));
+    CHECK(brain::Network::load_json(dir / "same.json").optimizer().momentum == 0.5f);
     const auto kind = run(bin("brain") + " train" + data + " --init " + dir.q("sgd.json") +
                           " --optimizer adamw --out " + dir.q("adamw.json"));
     REQUIRE(kind.status == 0);
@@ -424,4 +431,49 @@ TEST_CASE("brain train --resume takes the early-stopping and checkpoint options 
     // The checkpoint's --checkpoint-every writes into the --checkpoint-dir given now.
     succeeded(run(plain + " --checkpoint-dir " + dir.q("moved") + " --out " + dir.q("c.json")));
     CHECK(fs::exists(dir / "moved" / "epoch-2.json"));
+}
+
+TEST_CASE("evaluate --json stays JSON when the loss overflows; predict quotes a label's whole header field",
+          "[cli]") {
+    TempDir dir;
+    REQUIRE(run(bin("brain") + " generate --kind regression --rows 60 --seed 4 --out " + dir.q("r.csv")).status ==
+            0);
+    REQUIRE(run(bin("brain") + " train --csv " + dir.q("r.csv") + " --target y --layers 4 --epochs 1 --out " +
+                dir.q("m.json"))
+                .status == 0);
+    {
+        std::ofstream far(dir / "far.csv");
+        far << "x0,x1,x2,x3,x4,x5,y\n3e38,3e38,3e38,3e38,3e38,3e38,1\n1,1,1,1,1,1,1\n";
+    }
+    const auto json =
+        run(bin("brain") + " evaluate --json --model " + dir.q("m.json") + " --csv " + dir.q("far.csv"));
+    INFO(json.output);
+    REQUIRE(json.status == 0);
+    const auto doc = nlohmann::json::parse(json.output); // throws on "inf"
+    CHECK(doc["loss"].is_null());
+    CHECK(doc["outputs"][0]["rmse"].is_number());
+
+    // Labels that need quoting: the header field is "p_<label>", quoted whole, and brain reads it back.
+    {
+        std::ofstream labels(dir / "l.csv");
+        labels << "x,lab\n1,\"a,b\"\n2,\"say \"\"hi\"\"\"\n3,\"a,b\"\n4,\"say \"\"hi\"\"\"\n";
+    }
+    REQUIRE(run(bin("brain") + " train --csv " + dir.q("l.csv") + " --target lab --layers 2 --epochs 1 --out " +
+                dir.q("l.json"))
+                .status == 0);
+    REQUIRE(run(bin("brain") + " predict --model " + dir.q("l.json") + " --csv " + dir.q("l.csv") + " --out " +
+                dir.q("p.csv"))
+                .status == 0);
+    const auto header = brain::CsvTable::read_header(dir / "p.csv");
+    REQUIRE(header.size() == 3);
+    CHECK(header[1] == "p_a,b");
+    CHECK(header[2] == "p_say \"hi\"");
+    CHECK(brain::CsvTable::read(dir / "p.csv").columns() == 3); // every row as wide as the header
+    const auto accuracy =
+        run(bin("brain") + " evaluate --json --model " + dir.q("l.json") + " --csv " + dir.q("l.csv"));
+    REQUIRE(accuracy.status == 0);
+    // The shortest text of the float32 value: 0.5 or 0.75, never 0.750000000.
+    const std::string text = accuracy.output.substr(accuracy.output.find("\"accuracy\":") + 11, 12);
+    CHECK((text.rfind("0.5,", 0) == 0 || text.rfind("0.75,", 0) == 0 || text.rfind("0.25,", 0) == 0 ||
+           text.rfind("1,", 0) == 0 || text.rfind("0,", 0) == 0));
 }

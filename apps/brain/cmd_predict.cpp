@@ -108,9 +108,9 @@ void write_predictions(const Network& network, const Matrix& outputs, const std:
         text += "label";
         // A single sigmoid output is the probability of class "1" (or of the second label).
         if (outputs.cols() == 1)
-            text += ",p_" + csv_escape(label_of(network, 1));
+            text += "," + csv_escape("p_" + label_of(network, 1));
         else
-            for (std::size_t k = 0; k < outputs.cols(); ++k) text += ",p_" + csv_escape(label_of(network, k));
+            for (std::size_t k = 0; k < outputs.cols(); ++k) text += "," + csv_escape("p_" + label_of(network, k));
     } else {
         const auto& names = network.target_names();
         for (std::size_t k = 0; k < outputs.cols(); ++k)

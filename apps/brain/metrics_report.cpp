@@ -5,6 +5,8 @@
 #include "app_support.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -15,8 +17,25 @@ namespace {
 
 std::string fixed(double value, int decimals = 4) {
     char text[48];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    // A value far from 1 (the R^2 of a model whose outputs overflow) in exponent form: a table column, not 78
+    // digits.
+    if (std::isfinite(value) && std::abs(value) >= 1e6)
+        std::snprintf(text, sizeof text, "%.4g", value);
+    else
+        std::snprintf(text, sizeof text, "%.*f", decimals, value);
     return text;
+}
+
+// A JSON number: the shortest text that reads back as the same float32 (the library's values are float32, so
+// 0.3f prints 0.3, not 0.300000012) or, for a double that is not one, the same double; null where the value is
+// not finite (a loss that overflowed), since JSON has no infinity.
+std::string json_number(double value) {
+    if (!std::isfinite(value)) return "null";
+    char text[48];
+    const auto single = static_cast<float>(value);
+    const auto end = static_cast<double>(single) == value ? std::to_chars(text, text + sizeof text, single).ptr
+                                                          : std::to_chars(text, text + sizeof text, value).ptr;
+    return std::string(text, end);
 }
 
 std::string number(double value) {
@@ -191,11 +210,11 @@ std::string json_string(std::string_view text) {
 std::string metrics_json(const Evaluation& e, bool with_loss,
                          const std::vector<std::pair<std::string, std::string>>& extra) {
     std::vector<std::pair<std::string, std::string>> fields = extra;
-    if (with_loss) fields.emplace_back("loss", number(e.loss));
-    if (e.accuracy) fields.emplace_back("accuracy", number(*e.accuracy));
+    if (with_loss) fields.emplace_back("loss", json_number(e.loss));
+    if (e.accuracy) fields.emplace_back("accuracy", json_number(*e.accuracy));
     auto scores = [](const ClassScores& s) {
-        return "{\"precision\":" + number(s.precision) + ",\"recall\":" + number(s.recall) +
-               ",\"f1\":" + number(s.f1) + ",\"support\":" + std::to_string(s.support) + "}";
+        return "{\"precision\":" + json_number(s.precision) + ",\"recall\":" + json_number(s.recall) +
+               ",\"f1\":" + json_number(s.f1) + ",\"support\":" + std::to_string(s.support) + "}";
     };
     if (const auto& c = e.classification) {
         fields.emplace_back("rows", std::to_string(c->rows));
@@ -220,8 +239,9 @@ std::string metrics_json(const Evaluation& e, bool with_loss,
         fields.emplace_back("rows", std::to_string(r->rows));
         std::string outputs = "[";
         for (std::size_t j = 0; j < r->names.size(); ++j)
-            outputs += str(j ? "," : "", "{\"name\":", json_string(r->names[j]), ",\"rmse\":", number(r->rmse[j]),
-                           ",\"mae\":", number(r->mae[j]), ",\"r2\":", number(r->r2[j]), "}");
+            outputs +=
+                str(j ? "," : "", "{\"name\":", json_string(r->names[j]), ",\"rmse\":", json_number(r->rmse[j]),
+                    ",\"mae\":", json_number(r->mae[j]), ",\"r2\":", json_number(r->r2[j]), "}");
         fields.emplace_back("outputs", outputs + "]");
     }
     std::string out = "{";

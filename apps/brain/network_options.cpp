@@ -13,7 +13,8 @@ Optimizer parse_optimizer(const std::string& name, float learning_rate, float mo
 
 Optimizer apply_optimizer_flags(const Optimizer& base, const OptimizerFlags& flags, bool base_is_model) {
     Optimizer out = base;
-    if (flags.kind)
+    // Naming the model's own kind changes nothing but what is given: its momentum or decay stays.
+    if (flags.kind && !(base_is_model && *flags.kind == to_string(base.kind)))
         out = parse_optimizer(*flags.kind, flags.learning_rate.value_or(base.learning_rate),
                               flags.momentum.value_or(0.9f), flags.weight_decay.value_or(0.01f));
     else if (flags.learning_rate)
