@@ -92,6 +92,9 @@ TEST_CASE("ONNX import: graphs brain cannot represent are refused naming the nod
         {"bad_softmax_axis", {"'sm' (Softmax)", "axis 0", "axis -1 or 1"}},
         {"bad_dead_node", {"node 1 'stray' (Abs) is not on the path from the input 'x' to the output 'y'"}},
         {"bad_trans_a", {"'fc' (Gemm)", "transA=1"}},
+        {"bad_misspelt_attribute",
+         {"'fc' (Gemm) has the attribute 'transb', which Gemm does not have", "alpha, beta, transA, transB"}},
+        {"bad_repeated_attribute", {"'fc' (Gemm) gives the attribute 'transB' twice"}},
         {"bad_external_data", {"the initializer 'w' keeps its data in an external file", "save_as_external_data"}},
         {"bad_dropout_training", {"'drop' (Dropout)", "training_mode is true", "evaluation mode"}},
     };

@@ -219,6 +219,7 @@ OnnxGraph::OnnxGraph(const onnx::ModelProto& model, std::string origin)
     check_frame(model);
     index_values();
     check_acyclic();
+    check_attributes();
     fold_constants();
 }
 

@@ -63,6 +63,8 @@ private:
     void check_frame(const onnx::ModelProto& model);
     void index_values();
     void check_acyclic();
+    // Refuses an attribute the node's operator does not have, or one given twice (onnx_attributes.cpp).
+    void check_attributes() const;
     void fold_constants();
     OnnxConstant decode(const onnx::TensorProto& tensor, const std::string& what) const;
     std::optional<OnnxConstant> evaluate(std::size_t i) const;

@@ -322,9 +322,18 @@ def bad_fixtures():
                                    helper.make_node("Sigmoid", ["z"], ["y"], name="sig")], [w, b])
     yield "bad_trans_a", simple([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transA=1)],
                                 [w, b])
+    yield "bad_misspelt_attribute", simple([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transb=1)],
+                                           [w, b])
+    yield "bad_repeated_attribute", repeated_attribute_model(w, b)
     yield "bad_external_data", external_data_model()
     yield "bad_dropout_training", simple([gemm, helper.make_node("Dropout", ["z", "", "on"], ["y"], name="drop")],
                                          [w, b, init("on", np.array(True))], opset=13)
+
+
+def repeated_attribute_model(w, b):
+    node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transB=1)
+    node.attribute.append(helper.make_attribute("transB", 0))
+    return simple([node], [w, b])
 
 
 def external_data_model():
