@@ -100,6 +100,21 @@ std::vector<Case> interop_rows(Fixture& f) {
                     "{brain} import --onnx big.onnx --out x.json", 2,
                     {"error: InvalidModelFile: the ONNX file 'big.onnx' is 5.0 GiB, more than the limit of 1.0 GiB",
                      "--max-input-mib"}});
+    // Past protobuf's 2 GiB with a limit that allows it: refused before it is read, as the limit is, not after.
+    auto past_protobuf =
+        Case{"22",
+             "a 5 GiB sparse ONNX file under --max-input-mib 8192",
+             [](Fixture& fx) {
+                 if (std::filesystem::exists(fx / "big.onnx")) return;
+                 fx.write("big.onnx", "");
+                 std::filesystem::resize_file(fx / "big.onnx", std::uint64_t{5} << 30);
+             },
+             "{brain} import --onnx big.onnx --max-input-mib 8192 --out x.json",
+             2,
+             {"error: InvalidModelFile: the ONNX file 'big.onnx' is 5.0 GiB, more than 2.0 GiB: an "
+              "ONNX file is one protobuf message of at most 2 GiB"}};
+    past_protobuf.memory_limited = true;
+    rows.push_back(past_protobuf);
     rows.push_back({"22", "/dev/zero as an ONNX file", {}, "{brain} import --onnx /dev/zero --out x.json", 2,
                     {"error: IoError: cannot read the ONNX file '/dev/zero': it is a character device"}});
     rows.push_back({"22", "an export over the model it reads", {}, "{brain} export --model m.json --onnx m.json", 2,

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 namespace brain::detail {
 
@@ -57,8 +58,9 @@ std::string describe_file_type(unsigned mode) {
 }
 
 InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-                     ErrorCode limit_code, Fifo fifo)
-    : m_path(path), m_kind(kind), m_max_bytes(max_bytes), m_limit_code(limit_code) {
+                     ErrorCode limit_code, Fifo fifo, FormatLimit format)
+    : m_path(path), m_kind(kind), m_max_bytes(std::min(max_bytes, format.bytes)), m_limit_code(limit_code),
+      m_format(std::move(format)) {
     const std::string name = path.string();
     BRAIN_CHECK_ARG(!name.empty(), "no ", kind, " given (an empty path); name the file to read");
     // O_NONBLOCK: opening a FIFO must not hang before its type is known; O_NOCTTY: a terminal never becomes ours.
@@ -79,8 +81,7 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
         BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': it is ",
                     describe_file_type(st.st_mode), ", not a file; give the path of a ", kind);
     m_size = m_regular ? static_cast<std::uint64_t>(st.st_size) : 0;
-    if (m_regular && m_size > max_bytes)
-        too_large_error(path, kind, max_bytes, limit_code, "is " + format_bytes(m_size) + ", more than");
+    if (m_regular && m_size > m_max_bytes) too_large_with("is " + format_bytes(m_size) + ", more than");
     // A pipe is read as any program reads one: waiting for its writer.
     if (!m_regular) ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
     // A FIFO opened with O_NONBLOCK before its writer reads as empty (clearing the flag does not change that), so
@@ -107,11 +108,18 @@ InputFile::~InputFile() {
 
 InputFile::InputFile(InputFile&& other) noexcept
     : m_path(std::move(other.m_path)), m_kind(std::move(other.m_kind)), m_max_bytes(other.m_max_bytes),
-      m_limit_code(other.m_limit_code), m_fd(std::exchange(other.m_fd, -1)), m_regular(other.m_regular),
-      m_size(other.m_size), m_read(other.m_read) {}
+      m_limit_code(other.m_limit_code), m_format(std::move(other.m_format)), m_fd(std::exchange(other.m_fd, -1)),
+      m_regular(other.m_regular), m_size(other.m_size), m_read(other.m_read) {}
 
 void InputFile::too_large() const {
-    too_large_error(m_path, m_kind, m_max_bytes, m_limit_code, "goes on past");
+    too_large_with("goes on past");
+}
+
+void InputFile::too_large_with(const std::string& size) const {
+    if (m_format.bytes == m_max_bytes)
+        BRAIN_THROW(m_limit_code, "the ", m_kind, " '", m_path.string(), "' ", size, " ",
+                    format_bytes(m_format.bytes), ": ", m_format.why);
+    too_large_error(m_path, m_kind, m_max_bytes, m_limit_code, size);
 }
 
 std::size_t InputFile::read_some(char* buffer, std::size_t capacity) {
@@ -133,30 +141,46 @@ std::size_t InputFile::read_some(char* buffer, std::size_t capacity) {
 }
 
 std::string read_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-                            ErrorCode limit_code) {
-    InputFile file(path, kind, max_bytes, limit_code);
-    std::string text;
-    std::size_t used = 0;
+                            ErrorCode limit_code, const FormatLimit& format) {
+    InputFile file(path, kind, max_bytes, limit_code, InputFile::Fifo::Wait, format);
+    // Read in pieces joined once at the end, each freed as it is copied: memory peaks at the bytes read plus one
+    // piece. One growing buffer would peak at twice the limit (its doubling, then the copy into the larger one).
+    // A regular file is one piece of its size and the byte that finds its end (files in /proc say 0 and are read
+    // as a pipe is); a pipe's pieces grow from 64 KiB to 64 MiB.
+    constexpr std::size_t first_piece = std::size_t{64} << 10, last_piece = std::size_t{64} << 20;
+    std::vector<std::string> pieces;
+    std::size_t filled = 0; // of pieces.back()
+    std::uint64_t used = 0;
     try {
-        constexpr std::size_t chunk = 64 * 1024;
-        // Room for the whole of a regular file and the read that finds its end (files in /proc say 0 and are not).
-        if (file.size() > 0) text.reserve(static_cast<std::size_t>(file.size()) + chunk);
         while (true) {
-            if (text.size() - used < chunk)
-                text.resize(text.capacity() - used >= chunk ? text.capacity()
-                                                            : std::max(text.size() * 2, used + chunk));
-            const std::size_t n = file.read_some(text.data() + used, text.size() - used);
+            if (pieces.empty() || filled == pieces.back().size()) {
+                const std::size_t size =
+                    pieces.empty() ? (file.sized() ? static_cast<std::size_t>(file.size()) + 1 : first_piece)
+                                   : std::min(pieces.back().size() * 2, last_piece);
+                pieces.emplace_back(size, '\0');
+                filled = 0;
+            }
+            const std::size_t n = file.read_some(pieces.back().data() + filled, pieces.back().size() - filled);
             if (n == 0) break;
+            filled += n;
             used += n;
         }
+        if (pieces.size() == 1) {
+            pieces.front().resize(filled);
+            return std::move(pieces.front());
+        }
+        std::string text;
+        text.reserve(static_cast<std::size_t>(used));
+        for (std::size_t k = 0; k < pieces.size(); ++k) {
+            text.append(pieces[k].data(), k + 1 == pieces.size() ? filled : pieces[k].size());
+            std::string().swap(pieces[k]);
+        }
+        return text;
     } catch (const std::bad_alloc&) {
         BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory to read the ", kind, " '", path.string(),
                     "' (", format_bytes(used),
-                    " read so far); free memory, raise the process's memory limit or use a "
-                    "smaller file");
+                    " read so far); free memory, raise the process's memory limit or use a smaller file");
     }
-    text.resize(used);
-    return text;
 }
 
 } // namespace brain::detail

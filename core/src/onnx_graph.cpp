@@ -192,10 +192,8 @@ std::string dims_text(const std::vector<std::int64_t>& dims) {
 // --- parsing -------------------------------------------------------------------------------------------------
 
 onnx::ModelProto parse_onnx_model(std::string_view bytes, const std::string& origin) {
-    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": ", bytes.size(),
-                    " bytes: an ONNX file is one protobuf message of at most 2 GiB (larger models keep their "
-                    "weights in external files, which brain does not read)");
+    if (bytes.size() > k_onnx_max_bytes)
+        BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": ", bytes.size(), " bytes: ", k_onnx_max_bytes_why);
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     onnx::ModelProto model;
     google::protobuf::io::CodedInputStream input(data, static_cast<int>(bytes.size()));

@@ -27,6 +27,12 @@ struct OnnxConstant {
     std::size_t size() const noexcept { return integer ? ints.size() : floats.size(); }
 };
 
+// An ONNX file is one protobuf message: at most 2 GiB - 1 bytes, checked before and while the file is read.
+inline constexpr std::uint64_t k_onnx_max_bytes = 2147483647;
+inline constexpr const char* k_onnx_max_bytes_why =
+    "an ONNX file is one protobuf message of at most 2 GiB (larger models keep their weights in external files, "
+    "which brain does not read)";
+
 // Parses `bytes` as an onnx::ModelProto. Refuses more than 2 GiB (protobuf's limit) and nesting deeper than 64.
 onnx::ModelProto parse_onnx_model(std::string_view bytes, const std::string& origin);
 

@@ -554,7 +554,8 @@ Network network_from_onnx(std::string_view bytes, const std::string& origin) {
 
 Network Network::load_onnx(const std::filesystem::path& path, const InputLimits& limits) {
     const std::string bytes =
-        detail::read_input_file(path, "ONNX file", limits.max_file_bytes, ErrorCode::InvalidModelFile);
+        detail::read_input_file(path, "ONNX file", limits.max_file_bytes, ErrorCode::InvalidModelFile,
+                                {detail::k_onnx_max_bytes, detail::k_onnx_max_bytes_why});
     try {
         return detail::network_from_onnx(bytes, path.string());
     } catch (const std::bad_alloc&) {
