@@ -6,6 +6,7 @@
 
 #include <brain/brain.hpp>
 #include <string>
+#include <sys/stat.h>
 
 namespace {
 
@@ -61,9 +62,19 @@ TEST_CASE("brain export and brain import round-trip a trained model through ONNX
     REQUIRE(b.run("import --safetensors m.safetensors --layers 8 --out recorded.json").status == 0);
     const auto wrong = b.run("import --safetensors m.safetensors --layers 16 --out x.json");
     CHECK(wrong.status == 2);
-    CHECK(wrong.output.find("error: InvalidModelFile: m.safetensors: the file's hidden layers are 8 units wide, but "
-                            "--layers says 1 layers") != std::string::npos);
+    CHECK(
+        wrong.output.find("error: InvalidModelFile: m.safetensors: the file's hidden layers are 8 units wide, but "
+                          "--layers says 16") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(b.dir / "x.json"));
+    // Read once: through a pipe as well as from a file, with the activations given or recorded.
+    REQUIRE(::mkfifo(b.path("pipe.safetensors").c_str(), 0600) == 0);
+    const auto piped = brain::test::run_process(
+        "cat m.safetensors > pipe.safetensors & " + quoted(std::string(BRAIN_TEST_BIN_DIR) + "/brain") +
+            " import --safetensors pipe.safetensors --activation tanh --output-activation sigmoid --out piped.json",
+        b.dir.path.string());
+    INFO(piped.output);
+    REQUIRE(piped.status == 0);
+    CHECK(piped.output.find("imported 2 -> 8 tanh -> 1 sigmoid") != std::string::npos);
 }
 
 TEST_CASE("brain import refuses what it cannot represent in one line, and writes nothing", "[cli]") {

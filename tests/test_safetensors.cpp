@@ -76,6 +76,22 @@ TEST_CASE("safetensors: written in nn.Sequential naming, aligned, and read back 
     const Network other = brain::test::dense_network(
         {{5, Activation::Tanh}, {4, Activation::Linear}, {2, Activation::Sigmoid}}, 3, 99);
     CHECK(Network::load_safetensors(dir / "w.safetensors", other).parameters() == net.parameters());
+    // Activations chosen from the file's widths, in one read: the chooser sees 5, 4, 2 (all linear).
+    std::vector<std::size_t> seen;
+    const Network chosen = Network::load_safetensors_with(dir / "w.safetensors", [&](const auto& layers) {
+        for (const auto& l : layers) seen.push_back(l.outputs);
+        return std::vector<Activation>{Activation::Relu, Activation::Linear, Activation::Softmax};
+    });
+    CHECK(seen == std::vector<std::size_t>{5, 4, 2});
+    CHECK(chosen.parameters() == net.parameters());
+    CHECK(chosen.layers()[0].activation == Activation::Relu);
+    require_error(
+        [&] {
+            Network::load_safetensors_with(dir / "w.safetensors", [](const auto&) -> std::vector<Activation> {
+                BRAIN_THROW(ErrorCode::InvalidArgument, "the chooser refuses");
+            });
+        },
+        ErrorCode::InvalidArgument, {"the chooser refuses"});
     require_error([&] { net.save_safetensors(dir.path); }, ErrorCode::IoError, {"directory"});
 }
 

@@ -33,35 +33,39 @@ std::string describe(const Network& net) {
     return s;
 }
 
-// The safetensors file with the architecture from --model, from the options, or as the file records it.
+// The safetensors file with the architecture from --model, from the options, or as the file records it; read
+// once, so that a pipe works too.
 Network from_safetensors(const ImportOptions& o, const InputLimits& limits) {
     if (!o.architecture.empty())
         return Network::load_safetensors(o.safetensors, Network::load_json(o.architecture, limits), limits);
-    const std::vector<LayerSpec> shapes = Network::safetensors_layers(o.safetensors, limits);
-    const std::size_t hidden = shapes.size() - 1;
-    std::string widths;
-    for (std::size_t i = 0; i < hidden; ++i) widths += str(i ? "," : "", shapes[i].outputs);
-    if (o.layers_given) {
-        bool same = o.layers.size() == hidden;
-        for (std::size_t i = 0; same && i < hidden; ++i) same = o.layers[i] == shapes[i].outputs;
-        BRAIN_CHECK(same, ErrorCode::InvalidModelFile, o.safetensors, ": the file's hidden layers are ",
-                    widths.empty() ? std::string("none") : widths, " units wide, but --layers says ",
-                    o.layers.empty() ? std::string("none") : str(o.layers.size(), " layers"),
-                    "; check the model the file came from");
-    }
-    // Without activation options the file must record its activations (a file brain wrote does).
-    if (!o.activation_given && !o.output_activation_given)
-        return Network::load_safetensors(o.safetensors, std::vector<Activation>{}, limits);
-    BRAIN_CHECK_ARG(hidden == 0 || o.activation_given, "the file holds ", hidden, " hidden layers (", widths,
-                    " units): give their activation with --activation (one for all, or one each)");
-    BRAIN_CHECK_ARG(o.activation.size() == 1 || o.activation.size() == hidden, "--activation gives ",
-                    o.activation.size(), " activations for the file's ", hidden,
-                    " hidden layers; give one for all of them or one for each");
-    std::vector<Activation> activations;
-    for (std::size_t i = 0; i < hidden; ++i)
-        activations.push_back(parse_activation(o.activation[o.activation.size() == 1 ? 0 : i]));
-    activations.push_back(parse_activation(o.output_activation));
-    return Network::load_safetensors(o.safetensors, activations, limits);
+    return Network::load_safetensors_with(o.safetensors, [&](const std::vector<LayerSpec>& shapes) {
+        const std::size_t hidden = shapes.size() - 1;
+        std::string widths;
+        for (std::size_t i = 0; i < hidden; ++i) widths += str(i ? "," : "", shapes[i].outputs);
+        if (o.layers_given) {
+            bool same = o.layers.size() == hidden;
+            for (std::size_t i = 0; same && i < hidden; ++i) same = o.layers[i] == shapes[i].outputs;
+            std::string given;
+            for (std::size_t i = 0; i < o.layers.size(); ++i) given += str(i ? "," : "", o.layers[i]);
+            BRAIN_CHECK(same, ErrorCode::InvalidModelFile, o.safetensors, ": the file's hidden layers are ",
+                        widths.empty() ? std::string("none") : widths + " units wide", ", but --layers says ",
+                        given.empty() ? std::string("none") : given,
+                        "; check the model the file came from, or leave --layers out");
+        }
+        // Without activation options the file must record its activations (a file brain wrote does).
+        if (!o.activation_given && !o.output_activation_given) return std::vector<Activation>{};
+        BRAIN_CHECK_ARG(hidden == 0 || o.activation_given, "the file holds ", hidden, " hidden layers (", widths,
+                        " units): give their activation with --activation (one for all, or one each)");
+        BRAIN_CHECK_ARG(o.activation.size() <= 1 || o.activation.size() == hidden, "--activation gives ",
+                        o.activation.size(), " activations for the file's ", hidden,
+                        hidden == 1 ? " hidden layer" : " hidden layers",
+                        "; give one for all of them or one for each");
+        std::vector<Activation> activations;
+        for (std::size_t i = 0; i < hidden; ++i)
+            activations.push_back(parse_activation(o.activation[o.activation.size() == 1 ? 0 : i]));
+        activations.push_back(parse_activation(o.output_activation));
+        return activations;
+    });
 }
 
 int run_import(const ImportOptions& o) {

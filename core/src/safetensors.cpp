@@ -411,6 +411,21 @@ Network Network::load_safetensors(const std::filesystem::path& path, const std::
     return load_safetensors_file(path, nullptr, activations, limits);
 }
 
+Network
+Network::load_safetensors_with(const std::filesystem::path& path,
+                               const std::function<std::vector<Activation>(const std::vector<LayerSpec>&)>& choose,
+                               const InputLimits& limits) {
+    const std::string bytes =
+        detail::read_input_file(path, "safetensors file", limits.max_file_bytes, ErrorCode::InvalidModelFile);
+    try {
+        const std::vector<Activation> activations = choose(detail::safetensors_layers(bytes, path.string()));
+        return detail::network_from_safetensors(bytes, path.string(), nullptr, activations);
+    } catch (const std::bad_alloc&) {
+        BRAIN_THROW(ErrorCode::AllocationFailed, "not enough host memory to read the safetensors file '",
+                    path.string(), "' (", bytes.size(), " bytes); free memory or raise the process's memory limit");
+    }
+}
+
 std::vector<LayerSpec> Network::safetensors_layers(const std::filesystem::path& path, const InputLimits& limits) {
     const std::string bytes =
         detail::read_input_file(path, "safetensors file", limits.max_file_bytes, ErrorCode::InvalidModelFile);

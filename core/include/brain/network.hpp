@@ -11,6 +11,7 @@
 #include <brain/types.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,6 +157,13 @@ public:
     // those a file written by save_safetensors records).
     static Network load_safetensors(const std::filesystem::path& path, const std::vector<Activation>& activations,
                                     const InputLimits& limits = InputLimits{});
+    // As above, with the activations chosen once the file's layers are known: `choose` gets them (widths only,
+    // every activation linear) and returns one activation per layer, output last, or throws. The file is read once,
+    // so a pipe serves as well as a file.
+    static Network
+    load_safetensors_with(const std::filesystem::path& path,
+                          const std::function<std::vector<Activation>(const std::vector<LayerSpec>&)>& choose,
+                          const InputLimits& limits = InputLimits{});
     // The layers a safetensors file in nn.Sequential naming holds, widths only (every activation linear).
     static std::vector<LayerSpec> safetensors_layers(const std::filesystem::path& path,
                                                      const InputLimits& limits = InputLimits{});
