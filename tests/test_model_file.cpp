@@ -2,6 +2,7 @@
 // the JSON path at fault.
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
+#include "support/networks.hpp"
 
 #include <brain/dataset.hpp>
 #include <brain/error.hpp>
@@ -243,6 +244,13 @@ TEST_CASE("Model file: load errors name the file and the JSON path", "[core]") {
     require_error([] { (void)Network::from_json_string("[1, 2]", "m.json"); }, ErrorCode::InvalidModelFile,
                   {"m.json", "expected a JSON object"});
 
+    // A key given twice: which one the writer meant is unknown (parsers disagree), so the file is refused.
+    const std::string text =
+        brain::test::dense_network({{4, Activation::Relu}, {2, Activation::Linear}}, 3, 1).to_json_string();
+    require_error(
+        [&] { (void)Network::from_json_string("{\"seed\": 7, " + text.substr(text.find('{') + 1), "m.json"); },
+        ErrorCode::InvalidModelFile, {"m.json: the key 'seed' appears twice in one object", "keep one"});
+
     using J = nlohmann::ordered_json;
     require_load_error([](J& d) { d.erase("format"); }, {"m.json: /format", "missing"});
     require_load_error([](J& d) { d["format"] = "keras"; }, {"m.json: /format", "brain-model", "keras"});
@@ -272,6 +280,9 @@ TEST_CASE("Model file: load errors name the file and the JSON path", "[core]") {
                        {"m.json: /layers/0/activation", "output layer only"});
     require_load_error([](J& d) { d["loss"] = "mse"; }, {"m.json: /loss", "softmax", "categorical_cross_entropy"});
     require_load_error([](J& d) { d["loss"] = "hinge"; }, {"m.json: /loss", "'hinge'"});
+    // A name from the file is quoted as an excerpt: its control bytes cannot reach a terminal.
+    require_load_error([](J& d) { d["loss"] = "\x1b]0;title\x07 mse"; },
+                       {"m.json: /loss", "'\\x1B]0;title\\x07 mse'"});
     require_load_error([](J& d) { d["optimizer"]["kind"] = "rmsprop"; }, {"m.json: /optimizer/kind", "rmsprop"});
     require_load_error([](J& d) { d["optimizer"]["learning_rate"] = -1; },
                        {"m.json: /optimizer/learning_rate", "-1"});

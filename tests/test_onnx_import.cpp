@@ -95,6 +95,7 @@ TEST_CASE("ONNX import: graphs brain cannot represent are refused naming the nod
         {"bad_misspelt_attribute",
          {"'fc' (Gemm) has the attribute 'transb', which Gemm does not have", "alpha, beta, transA, transB"}},
         {"bad_repeated_attribute", {"'fc' (Gemm) gives the attribute 'transB' twice"}},
+        {"bad_repeated_metadata", {"the metadata entry 'class_labels' appears twice"}},
         {"bad_external_data", {"the initializer 'w' keeps its data in an external file", "save_as_external_data"}},
         {"bad_dropout_training", {"'drop' (Dropout)", "training_mode is true", "evaluation mode"}},
     };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,27 @@ inline std::string json_error_text(const nlohmann::json::exception& e) {
     if (what.starts_with("[json.exception"))
         if (const auto pos = what.find("] "); pos != std::string::npos) what.erase(0, pos + 2);
     return what;
+}
+
+// `text` as FloatJson, refusing an object that repeats a key: parsers disagree about which one wins, so what the
+// writer meant is unknown (InvalidModelFile "<origin>: the key 'seed' appears twice in one object ..."). Other
+// failures throw nlohmann's exceptions, as FloatJson::parse does.
+inline FloatJson parse_json_unique_keys(const std::string& text, const std::string& origin) {
+    std::vector<std::set<std::string>> keys; // one set per object open on the way down
+    const FloatJson::parser_callback_t check = [&](int, FloatJson::parse_event_t event, FloatJson& parsed) {
+        if (event == FloatJson::parse_event_t::object_start) {
+            keys.emplace_back();
+        } else if (event == FloatJson::parse_event_t::object_end) {
+            if (!keys.empty()) keys.pop_back();
+        } else if (event == FloatJson::parse_event_t::key && !keys.empty() &&
+                   !keys.back().insert(parsed.get<std::string>()).second) {
+            BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": the key ", quote_excerpt(parsed.get<std::string>()),
+                        " appears twice in one object; JSON readers disagree about which one counts, so the file "
+                        "is refused: keep one of them");
+        }
+        return true;
+    };
+    return FloatJson::parse(text, check);
 }
 
 // Reads one document; `document` names it in "missing" messages ("a brain model file").

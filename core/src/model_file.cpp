@@ -105,7 +105,7 @@ Optimizer::Kind parse_optimizer_kind(const Reader& reader, const std::string& te
     if (key == "sgd") return Optimizer::Kind::Sgd;
     if (key == "adam") return Optimizer::Kind::Adam;
     if (key == "adamw") return Optimizer::Kind::AdamW;
-    reader.fail(path, "unknown optimizer '" + text + "'; accepted names: sgd, adam, adamw");
+    reader.fail(path, "unknown optimizer " + quote_excerpt(text) + "; accepted names: sgd, adam, adamw");
 }
 
 } // namespace
@@ -175,7 +175,7 @@ std::string Network::to_json_string() const {
 Network Network::from_json_string(const std::string& text, const std::string& origin) {
     Json doc;
     try {
-        doc = Json::parse(text);
+        doc = detail::parse_json_unique_keys(text, origin);
     } catch (const Json::parse_error& e) {
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", detail::json_error_text(e),
                     "); a brain model file is the JSON written by save_json");

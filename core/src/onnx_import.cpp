@@ -515,7 +515,10 @@ private:
                      std::to_string(m_width) + " units; the graph is inconsistent");
         }
         std::map<std::string, std::string> metadata;
-        for (const auto& entry : m_model.metadata_props()) metadata[entry.key()] = entry.value();
+        for (const auto& entry : m_model.metadata_props())
+            if (!metadata.emplace(entry.key(), entry.value()).second)
+                fail("the metadata entry " + quote_excerpt(entry.key()) +
+                     " appears twice; which one is meant is unknown, so the file is refused: keep one of them");
         const std::size_t in = m_parts.layers.front().inputs, out = m_parts.layers.back().outputs;
         m_parts.feature_names = names(metadata, "feature_names", in, true, false);
         m_parts.target_names = names(metadata, "target_names", out, false, false);

@@ -117,7 +117,7 @@ std::string TrainingCheckpoint::to_json_string() const {
 TrainingCheckpoint TrainingCheckpoint::from_json_string(const std::string& text, const std::string& origin) {
     Json doc;
     try {
-        doc = Json::parse(text);
+        doc = detail::parse_json_unique_keys(text, origin);
     } catch (const Json::exception& e) {
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not a readable JSON document (",
                     detail::json_error_text(e),

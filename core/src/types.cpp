@@ -34,8 +34,9 @@ E parse_name(std::string_view text, const std::array<Name<E>, N>& names, std::st
     const std::string key = squash(text);
     for (const auto& name : names)
         if (!key.empty() && squash(name.text) == key) return name.value;
-    BRAIN_THROW(ErrorCode::InvalidArgument, "unknown ", what, " '", text, "'; accepted names: ", accepted,
-                " (case-insensitive)");
+    // Quoted as an excerpt: the name may come from a file, whose bytes must neither flood nor garble a terminal.
+    BRAIN_THROW(ErrorCode::InvalidArgument, "unknown ", what, " ", quote_excerpt(text),
+                "; accepted names: ", accepted, " (case-insensitive)");
 }
 
 // The spellings each parse_* accepts; the first spelling of a value is the name to_string gives it.

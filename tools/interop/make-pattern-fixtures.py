@@ -325,6 +325,7 @@ def bad_fixtures():
     yield "bad_misspelt_attribute", simple([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transb=1)],
                                            [w, b])
     yield "bad_repeated_attribute", repeated_attribute_model(w, b)
+    yield "bad_repeated_metadata", repeated_metadata_model(w, b)
     yield "bad_external_data", external_data_model()
     yield "bad_dropout_training", simple([gemm, helper.make_node("Dropout", ["z", "", "on"], ["y"], name="drop")],
                                          [w, b, init("on", np.array(True))], opset=13)
@@ -334,6 +335,14 @@ def repeated_attribute_model(w, b):
     node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transB=1)
     node.attribute.append(helper.make_attribute("transB", 0))
     return simple([node], [w, b])
+
+
+def repeated_metadata_model(w, b):
+    m = simple([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transB=1)], [w, b])
+    for labels in ('["a", "b"]', '["b", "a"]'):
+        entry = m.metadata_props.add()
+        entry.key, entry.value = "class_labels", labels
+    return m
 
 
 def external_data_model():
