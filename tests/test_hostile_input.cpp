@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -416,6 +417,37 @@ std::vector<Case> input_rows(const Fixture& f) {
                         command,
                         status,
                         {"Run with --help for more information."}});
+    // Each usage error names the option or word at fault in the style of the others, never CLI11's own
+    // "Could not convert" or "A subcommand is required", and 0 is no count of epochs, rows or MiB.
+    for (const auto& [status, command, says] : std::vector<std::tuple<int, std::string, std::string>>{
+             {109, "{brain} trian --csv c.csv",
+              "unknown command 'trian' (did you mean 'train'?); the commands are: "},
+             {105, "{brain} train --csv c.csv --target churned --rank abc --out z.json",
+              "--rank: expected a whole number, found 'abc'"},
+             {105, "{brain} train --csv c.csv --target churned --validation abc --out z.json",
+              "--validation: expected a fraction from 0 up to (not including) 1, found 'abc'"},
+             {105, "{brain} train --csv c.csv --target churned --validation 1 --out z.json",
+              "--validation: expected a fraction from 0 up to (not including) 1, found '1'"},
+             {105, "{brain} train --csv c.csv --target churned --epochs 0 --out z.json",
+              "--epochs: expected a whole number from 1 to 4294967295, found '0'"},
+             {105, "{brain} train --csv c.csv --target churned --budget 0 --out z.json",
+              "--budget: expected a whole number from 1 to"},
+             {105, "{brain} generate --rows 0 --out g0.csv", "--rows: expected a whole number from 1 to"},
+             {105, "{brain} train --csv c.csv --target churned --max-input-mib 16777217 --out z.json",
+              "--max-input-mib: expected a whole number from 1 to 16777216, found '16777217'"},
+         })
+        rows.push_back({"21",
+                        "exit " + std::to_string(status) + " naming what is wrong: brain" + command.substr(7),
+                        nullptr,
+                        command,
+                        status,
+                        {says, "Run with --help for more information."},
+                        [](Fixture& fx, const ProcessResult& r) {
+                            CHECK_FALSE(contains(r.output, "Could not convert"));
+                            CHECK_FALSE(contains(r.output, " AND "));
+                            CHECK_FALSE(fs::exists(fx / "z.json"));
+                            CHECK_FALSE(fs::exists(fx / "g0.csv"));
+                        }});
     return rows;
 }
 

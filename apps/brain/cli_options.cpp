@@ -49,6 +49,21 @@ CLI::Validator finite_above(double low, bool or_equal) {
         "NUMBER " + range);
 }
 
+CLI::Validator fraction() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            double value = 0.0;
+            const char* first = text.data();
+            const char* last = first + text.size();
+            if (first != last && *first == '+') ++first;
+            const auto [end, ec] = std::from_chars(first, last, value);
+            if (first == last || end != last || ec != std::errc() || !(value >= 0.0 && value < 1.0))
+                return "expected a fraction from 0 up to (not including) 1, found '" + text + "'";
+            return {};
+        },
+        "FRACTION in [0, 1)");
+}
+
 void refuse_option_without(const std::string& message) {
     throw CLI::RequiresError(message, CLI::ExitCodes::RequiresError);
 }
@@ -76,18 +91,18 @@ void add_input_options(CLI::App& cmd, InputOptions& options, bool csv) {
     cmd.add_option("--max-input-mib", options.max_input_mib,
                    "largest input file read, in MiB (a larger file is refused before it is read)")
         ->capture_default_str()
-        ->check(whole_number(k_max_input_mib) & CLI::Range(std::uint64_t{1}, k_max_input_mib));
+        ->check(whole_number_in(1, k_max_input_mib));
     if (!csv) return;
     cmd.add_option("--max-columns", options.max_columns, "most columns a CSV header may have")
         ->capture_default_str()
-        ->check(whole_number(std::uint64_t{1} << 32) & CLI::Range(std::size_t{1}, std::size_t{1} << 32));
+        ->check(whole_number_in(1, std::uint64_t{1} << 32));
     cmd.add_option("--max-classes", options.max_classes,
                    "most distinct labels a class-label target column may hold (one output unit each)")
         ->capture_default_str()
-        ->check(whole_number(std::uint64_t{1} << 32) & CLI::Range(std::size_t{2}, std::size_t{1} << 32));
+        ->check(whole_number_in(2, std::uint64_t{1} << 32));
     cmd.add_option("--max-cell-bytes", options.max_cell_bytes, "longest CSV cell, in bytes")
         ->capture_default_str()
-        ->check(whole_number(std::uint64_t{1} << 40) & CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+        ->check(whole_number_in(1, std::uint64_t{1} << 40));
 }
 
 } // namespace brain::app

@@ -21,6 +21,9 @@ CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max);
 // "--lr 1e-50" (0 in float32) are usage errors naming the option (exit 105), not a library message.
 CLI::Validator finite_above(double low, bool or_equal);
 
+// A fraction in [0, 1): "--validation 1.5" or "--validation abc" is a usage error naming the option (exit 105).
+CLI::Validator fraction();
+
 // A usage error for an option given without the one that makes it act (exit 107, as CLI11's own "requires"):
 // `message` names both options and says what to add or what to leave out. Never a setting silently unused.
 [[noreturn]] void refuse_option_without(const std::string& message);

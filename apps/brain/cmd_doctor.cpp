@@ -62,7 +62,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--budget", options->budget_mib,
                     "memory budget in MiB; a device backend's allocation test really allocates and frees it "
                     "(default: 8192 for a device; for cpu, none)")
-        ->check(whole_number(UINT64_MAX));
+        ->check(whole_number_in(1, UINT64_MAX));
     cmd->callback([options, &exit_code] { exit_code = run_doctor(*options); });
 }
 

@@ -97,7 +97,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         ->capture_default_str()
         ->check(whole_number_in(1, UINT64_MAX));
     cmd->add_option("--budget", o->budget_mib, "a memory budget in MiB: also print the largest batch within it")
-        ->check(whole_number(UINT64_MAX));
+        ->check(whole_number_in(1, UINT64_MAX));
     add_input_options(*cmd, o->input, false);
     cmd->callback([o, cmd, &exit_code] {
         // The limit bounds the model file read; a network described with --inputs reads none.

@@ -50,7 +50,9 @@ void add_generate_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--kind", o->kind, "regression, churn or xor")
         ->capture_default_str()
         ->check(CLI::IsMember({"regression", "churn", "xor"}));
-    cmd->add_option("--rows", o->rows, "number of rows")->capture_default_str()->check(whole_number(UINT64_MAX));
+    cmd->add_option("--rows", o->rows, "number of rows")
+        ->capture_default_str()
+        ->check(whole_number_in(1, UINT64_MAX));
     cmd->add_option("--out", o->out,
                     "the CSV file to write (whole or not at all; a symbolic link, directory, device, FIFO or "
                     "socket is refused)")

@@ -360,7 +360,7 @@ void add_predict_command(CLI::App& app, int& exit_code) {
                     "<plugin>:<device>; the rows stream through it in batches that fit --budget");
     cmd->add_option("--budget", o->budget_mib,
                     "with --backend: memory budget in MiB (default 8192 for a device, none for cpu)")
-        ->check(whole_number(UINT64_MAX));
+        ->check(whole_number_in(1, UINT64_MAX));
     cmd->add_option("--precision", o->precision, "with --backend: float32, tf32 or bf16 (accelerators)")
         ->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });

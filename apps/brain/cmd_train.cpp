@@ -526,12 +526,13 @@ void add_train_command(CLI::App& app, int& exit_code) {
             ->check(finite_above(0, true))};
     cmd->add_option("--epochs", o->epochs, "epochs to train (with --resume: the epoch count to reach)")
         ->capture_default_str()
-        ->check(whole_number(UINT32_MAX));
+        ->check(whole_number_in(1, UINT32_MAX));
     cmd->add_option("--batch", o->batch, "batch size (default: 256, or all rows when there are fewer)")
-        ->check(whole_number(UINT32_MAX));
+        ->check(whole_number_in(1, UINT32_MAX));
     cmd->add_option("--validation", o->validation,
                     "fraction of rows held out (shuffled with --seed) to report a validation loss per epoch")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(fraction());
     cmd->add_option("--seed", o->seed, "seed for initialisation, the split and the batch order")
         ->capture_default_str()
         ->check(whole_number(UINT64_MAX));
@@ -547,7 +548,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--budget", o->budget_mib,
                     "memory budget in MiB for the session's tensors, on every backend and every device (default: "
                     "none for cpu, 8192 for a device); a session that needs more fails before it allocates")
-        ->check(whole_number(UINT64_MAX));
+        ->check(whole_number_in(1, UINT64_MAX));
     add_process_options(*cmd, o->processes);
     cmd->add_option("--precision", o->precision, "matrix-product precision: float32, tf32 or bf16 (accelerators)")
         ->capture_default_str();

@@ -3,12 +3,16 @@
 #include "commands.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <brain/brain.hpp>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -55,6 +59,60 @@ void remove_temporaries_on_termination() {
     }
 }
 
+// Edits (insertions, deletions, substitutions) between two words, for "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// CLI11 answers a misspelt command ("brain trian") with "A subcommand is required": name the word, the closest
+// command and the list instead. Empty when the first argument is an option or a command.
+std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return {};
+    const std::string word = argv[1];
+    std::string names, closest;
+    std::size_t best = SIZE_MAX;
+    for (const CLI::App* command : app.get_subcommands({})) {
+        if (command->get_name() == word) return {};
+        names += (names.empty() ? "" : ", ") + command->get_name();
+        if (const std::size_t d = edit_distance(word, command->get_name()); d < best) {
+            best = d;
+            closest = command->get_name();
+        }
+    }
+    return "unknown command " + brain::quote_excerpt(word) +
+           (best <= 2 ? " (did you mean '" + closest + "'?)" : std::string()) + "; the commands are: " + names;
+}
+
+// CLI11's "Could not convert: --rank = abc" in the style of the other usage errors: "--rank: expected a whole
+// number, found 'abc'", the expected kind read from the option's type.
+std::string conversion_message(const CLI::App& app, const CLI::ConversionError& e) {
+    const std::string what = e.what();
+    const std::string prefix = "Could not convert: ";
+    const auto equals = what.find(" = ");
+    if (what.rfind(prefix, 0) != 0 || equals == std::string::npos) return what;
+    const std::string name = what.substr(prefix.size(), equals - prefix.size());
+    const std::string value = what.substr(equals + 3);
+    std::string type;
+    for (const CLI::App* command : app.get_subcommands())
+        if (const CLI::Option* option = command->get_option_no_throw(name)) type = option->get_type_name();
+    const std::string expected = type.find("FLOAT") != std::string::npos  ? "a number"
+                                 : type.find("UINT") != std::string::npos ? "a whole number of at least 0"
+                                 : type.find("INT") != std::string::npos  ? "a whole number"
+                                                                          : "a value of its kind";
+    return name + ": expected " + expected + ", found " + brain::quote_excerpt(value);
+}
+
 int report(const brain::Error& e) {
     std::cout.flush();
     std::cerr << brain::app::error_line(e) << std::endl;
@@ -99,8 +157,16 @@ int main(int argc, char** argv) {
 
     // Every failure ends as one line naming a documented ErrorCode, in the user's terms: no standard-library
     // exception text reaches the terminal.
+    if (const std::string unknown = unknown_command_message(app, argc, argv); !unknown.empty()) {
+        std::cerr << unknown << "\nRun with --help for more information." << std::endl;
+        return brain::app::exit_unknown_argument;
+    }
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ConversionError& e) {
+        std::cout.flush();
+        std::cerr << conversion_message(app, e) << "\nRun with --help for more information." << std::endl;
+        return usage_exit_code(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return usage_exit_code(e);
