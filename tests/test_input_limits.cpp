@@ -114,6 +114,11 @@ TEST_CASE("Dataset::from_csv: class labels are bounded and need two classes", "[
     options.limits.max_file_bytes = 16;
     require_error([&] { brain::Dataset::from_csv(many, options); }, ErrorCode::InvalidData,
                   {"more than the limit of 16 bytes"});
+    // Sizes that round to the same text are given in bytes: "1.0 MiB, more than the limit of 1.0 MiB" says nothing.
+    const auto mib = write("mib.csv", "x,y\n" + std::string(1048576 - 4, '1') + ",a\n");
+    options.limits.max_file_bytes = 1048576;
+    require_error([&] { brain::Dataset::from_csv(mib, options); }, ErrorCode::InvalidData,
+                  {"is 1048579 bytes, more than the limit of 1048576 bytes"});
     std::filesystem::remove_all(dir);
 }
 

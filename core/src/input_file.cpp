@@ -26,12 +26,24 @@ struct Descriptor {
     }
 };
 
-// `size` completes "the CSV file 'x' ...": "is 5.0 GiB, more than" or "goes on past".
-[[noreturn]] void too_large_error(const std::filesystem::path& path, std::string_view kind, std::uint64_t max_bytes,
-                            ErrorCode code, const std::string& size) {
-    BRAIN_THROW(code, "the ", kind, " '", path.string(), "' ", size, " the limit of ", format_bytes(max_bytes),
+// `size` completes "the CSV file 'x' ...": "is 5.0 GiB, more than" or "goes on past"; `limit` is the limit's
+// text.
+[[noreturn]] void too_large_error(const std::filesystem::path& path, std::string_view kind,
+                                  const std::string& limit, ErrorCode code, const std::string& size) {
+    BRAIN_THROW(code, "the ", kind, " '", path.string(), "' ", size, " the limit of ", limit,
                 " for input files; if the file is what you meant, raise the limit (the brain command's "
                 "--max-input-mib, InputLimits::max_file_bytes in the library)");
+}
+
+// A size and a limit in words that differ: in exact bytes where the rounded forms are the same ("1.0 MiB, more
+// than the limit of 1.0 MiB" says nothing).
+std::pair<std::string, std::string> size_and_limit(std::uint64_t size, std::uint64_t limit) {
+    std::string a = format_bytes(size), b = format_bytes(limit);
+    if (a == b) {
+        a = std::to_string(size) + " bytes";
+        b = std::to_string(limit) + " bytes";
+    }
+    return {a, b};
 }
 
 } // namespace
@@ -81,7 +93,7 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
         BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': it is ",
                     describe_file_type(st.st_mode), ", not a file; give the path of a ", kind);
     m_size = m_regular ? static_cast<std::uint64_t>(st.st_size) : 0;
-    if (m_regular && m_size > m_max_bytes) too_large_with("is " + format_bytes(m_size) + ", more than");
+    if (m_regular && m_size > m_max_bytes) too_large_with(m_size);
     // A pipe is read as any program reads one: waiting for its writer.
     if (!m_regular) ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
     // A FIFO opened with O_NONBLOCK before its writer reads as empty (clearing the flag does not change that), so
@@ -112,14 +124,17 @@ InputFile::InputFile(InputFile&& other) noexcept
       m_regular(other.m_regular), m_size(other.m_size), m_read(other.m_read) {}
 
 void InputFile::too_large() const {
-    too_large_with("goes on past");
+    too_large_with(std::nullopt);
 }
 
-void InputFile::too_large_with(const std::string& size) const {
+void InputFile::too_large_with(std::optional<std::uint64_t> size) const {
+    auto [size_text, limit_text] = size_and_limit(size.value_or(m_max_bytes), m_max_bytes);
+    if (!size) limit_text = format_bytes(m_max_bytes); // nothing to tell apart from
+    const std::string where = size ? "is " + size_text + ", more than" : std::string("goes on past");
     if (m_format.bytes == m_max_bytes)
-        BRAIN_THROW(m_limit_code, "the ", m_kind, " '", m_path.string(), "' ", size, " ",
-                    format_bytes(m_format.bytes), ": ", m_format.why);
-    too_large_error(m_path, m_kind, m_max_bytes, m_limit_code, size);
+        BRAIN_THROW(m_limit_code, "the ", m_kind, " '", m_path.string(), "' ", where, " ", limit_text, ": ",
+                    m_format.why);
+    too_large_error(m_path, m_kind, limit_text, m_limit_code, where);
 }
 
 std::size_t InputFile::read_some(char* buffer, std::size_t capacity) {

@@ -4,6 +4,7 @@
 #include <brain/error.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,8 +53,9 @@ public:
     [[noreturn]] void too_large() const;
 
 private:
-    // Throws limit_code: "the <kind> '<path>' <size> <limit>..." (the format's reason when its limit is the one).
-    [[noreturn]] void too_large_with(const std::string& size) const;
+    // Throws limit_code: "the <kind> '<path>' is <size>, more than <limit>..." or, without a size, "goes on past
+    // <limit>" (the format's reason when its limit is the one).
+    [[noreturn]] void too_large_with(std::optional<std::uint64_t> size) const;
 
     std::filesystem::path m_path;
     std::string m_kind;
