@@ -131,6 +131,15 @@ TEST_CASE("a schedule's text form round-trips and bad text is refused naming the
                         "'every' is given twice (every='2', then every='3')", "at most once");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, LearningRateSchedule::parse("cosine:min=0,min=0"),
                         "'min' is given twice");
+    // A floor above the rate it starts from would raise the rate: refused when the schedule starts.
+    for (const char* text : {"cosine:min=0.5", "plateau:min=0.5"}) {
+        auto high = LearningRateSchedule::parse(text);
+        BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, high.start(0.01f, 4, 10),
+                            "min=0.5, above the learning rate 0.01");
+        CHECK_FALSE(high.started());
+        high.start(0.5f, 4, 10); // a floor equal to the rate holds it
+        CHECK(high.rate_at(7) == Approx(0.5));
+    }
 }
 
 TEST_CASE("reduce-on-plateau multiplies the rate after patience epochs without improvement", "[core]") {

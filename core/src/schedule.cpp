@@ -362,6 +362,13 @@ void LearningRateSchedule::start(float base_rate, std::uint64_t steps_per_epoch,
     }
     BRAIN_CHECK_ARG(std::isfinite(base_rate) && base_rate > 0.0f, "learning-rate schedule: the base rate is ",
                     base_rate, "; expected a finite number > 0");
+    // A floor above the rate would make annealing (or a plateau's reduction) raise it.
+    const float floor = m_kind == Kind::Cosine            ? m_min_rate
+                        : m_kind == Kind::ReduceOnPlateau ? m_plateau.min_rate
+                                                          : 0.0f;
+    BRAIN_CHECK_ARG(floor <= base_rate, "the learning-rate schedule ", to_string(), " has min=", floor,
+                    ", above the learning rate ", base_rate,
+                    " it starts from, so it would raise the rate; give a min below the rate, or a higher rate");
     m_state = ScheduleState{};
     m_state.base_rate = base_rate;
     m_state.steps_per_epoch = steps_per_epoch;
