@@ -94,6 +94,21 @@ TEST_CASE("brain import refuses what it cannot represent in one line, and writes
     CHECK(none.status == 2);
     CHECK(none.output.find("brain export needs --onnx <file>, --safetensors <file> or both") != std::string::npos);
 
+    // A file of another format given where a model file or safetensors is read is named, with how to read it.
+    const auto onnx_as_model = b.run("predict --model " + fixture("gelu_operator.onnx") + " --csv none.csv");
+    CHECK(onnx_as_model.status == 2);
+    CHECK(onnx_as_model.output.find("(it looks like an ONNX file: import it with brain import --onnx") !=
+          std::string::npos);
+    const auto onnx_as_safetensors =
+        b.run("import --safetensors " + fixture("gelu_operator.onnx") + " --out m.json");
+    CHECK(onnx_as_safetensors.status == 2);
+    CHECK(onnx_as_safetensors.output.find("(it looks like an ONNX file") != std::string::npos);
+    brain::test::write_bytes(b.dir / "model.pt", std::string("PK\x03\x04", 4) + std::string(60, 'x'));
+    const auto zip = b.run("import --safetensors model.pt --out m.json");
+    CHECK(zip.status == 2);
+    CHECK(zip.output.find("(it is a ZIP archive, such as a PyTorch .pt") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(b.dir / "m.json"));
+
     // Parameters without recorded activations need them stated.
     const std::string header = R"({"0.weight":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}})";
     std::string length;

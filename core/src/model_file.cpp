@@ -1,6 +1,7 @@
 // The model file (docs/model-format.md): Network::to_json_string / from_json_string / save_json / load_json.
 // Numbers are stored as float32 and parsed straight to float32 (nlohmann::basic_json with float as its number
 // type), so every weight survives a save/load round trip bit for bit.
+#include "file_kind.hpp"
 #include "input_file.hpp"
 #include "json_reader.hpp"
 #include "network_rules.hpp"
@@ -178,7 +179,8 @@ Network Network::from_json_string(const std::string& text, const std::string& or
         doc = detail::parse_json_unique_keys(text, origin);
     } catch (const Json::parse_error& e) {
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not JSON (", detail::json_error_text(e),
-                    "); a brain model file is the JSON written by save_json");
+                    "); a brain model file is the JSON written by save_json",
+                    detail::other_format_hint(text, detail::FileKind::ModelJson));
     } catch (const Json::out_of_range& e) {
         // The float parser refuses numbers beyond float32's range; find which one for the message.
         const std::string where = find_out_of_range_number(text);

@@ -2,6 +2,7 @@
 // parse, the graph's structure and its constants.
 #include "onnx_graph.hpp"
 
+#include "file_kind.hpp"
 #include "interop_common.hpp"
 
 #include <algorithm>
@@ -160,20 +161,6 @@ private:
 };
 
 // What the bytes look like when they are clearly another kind of file.
-std::string other_format_hint(std::string_view bytes) {
-    const auto starts = [&](std::string_view prefix) { return bytes.substr(0, prefix.size()) == prefix; };
-    const std::size_t first = bytes.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && bytes[first] == '{')
-        return " (it looks like JSON: a brain model file is read with load_json or --model)";
-    if (starts("PK\x03\x04"))
-        return " (it is a ZIP archive, such as a PyTorch .pt or a Keras .keras file: export the model with "
-               "torch.onnx.export or tf2onnx)";
-    if (starts("\x89HDF")) return " (it is an HDF5 file, such as a Keras .h5 file: convert the model with tf2onnx)";
-    if (bytes.size() >= 9 && bytes[8] == '{')
-        return " (it looks like a safetensors file: read it with load_safetensors or --safetensors)";
-    return "";
-}
-
 const char* tensor_type_name(int type) {
     static const char* const names[] = {"UNDEFINED", "FLOAT",  "UINT8",   "INT8",    "UINT16",    "INT16",
                                         "INT32",     "INT64",  "STRING",  "BOOL",    "FLOAT16",   "DOUBLE",
@@ -202,11 +189,12 @@ onnx::ModelProto parse_onnx_model(std::string_view bytes, const std::string& ori
         const WireExplainer explainer(data, bytes.size());
         const auto why = explainer.message(0, bytes.size(), onnx::ModelProto::descriptor(), "", 0);
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not a readable ONNX model: ",
-                    why ? *why : std::string("protobuf refused its bytes; ") + kNotOnnx, other_format_hint(bytes));
+                    why ? *why : std::string("protobuf refused its bytes; ") + kNotOnnx,
+                    other_format_hint(bytes, FileKind::Onnx));
     }
     if (!model.has_graph())
         BRAIN_THROW(ErrorCode::InvalidModelFile, origin, ": not an ONNX model: it has no graph",
-                    bytes.empty() ? std::string(" (the file is empty)") : other_format_hint(bytes));
+                    bytes.empty() ? std::string(" (the file is empty)") : other_format_hint(bytes, FileKind::Onnx));
     return model;
 }
 

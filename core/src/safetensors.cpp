@@ -1,5 +1,6 @@
 // safetensors files (safetensors_format.hpp): the strict reader, the writer in nn.Sequential naming, and
 // Network::save_safetensors / load_safetensors.
+#include "file_kind.hpp"
 #include "input_file.hpp"
 #include "interop_common.hpp"
 #include "json_reader.hpp"
@@ -132,15 +133,19 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& ori
                 " bytes, fewer than the 8 of the header length that starts one");
     const std::uint64_t length = load_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(bytes.data()));
     if (length > kSafetensorsMaxHeaderBytes)
-        rd.fail("the header length field says " + std::to_string(length) + " bytes, more than safetensors' limit of " +
-                std::to_string(kSafetensorsMaxHeaderBytes) + "; this is not a safetensors file, or it is damaged");
+        rd.fail("the header length field says " + std::to_string(length) +
+                " bytes, more than safetensors' limit of " + std::to_string(kSafetensorsMaxHeaderBytes) +
+                "; this is not a safetensors file, or it is damaged" +
+                other_format_hint(bytes, FileKind::Safetensors));
     if (length > bytes.size() - 8)
         rd.fail("the header length field says " + std::to_string(length) + " bytes, but only " +
-                std::to_string(bytes.size() - 8) + " follow it: the file is truncated, or not a safetensors file");
+                std::to_string(bytes.size() - 8) + " follow it: the file is truncated, or not a safetensors file" +
+                other_format_hint(bytes, FileKind::Safetensors));
     const std::string_view header = bytes.substr(8, static_cast<std::size_t>(length));
     if (header.empty() || header[0] != '{')
         rd.fail("the header does not start with '{'; a safetensors header is a JSON object (this is not a "
-                "safetensors file, or it is damaged)");
+                "safetensors file, or it is damaged)" +
+                other_format_hint(bytes, FileKind::Safetensors));
 
     // A repeated key is refused (JSON parsers disagree about which one wins); nesting is bounded on the way in.
     std::vector<std::set<std::string>> keys;
