@@ -85,7 +85,8 @@ TEST_CASE("a feature outside a plugin's capabilities is refused before a session
             },
             ErrorCode::Unsupported);
         CHECK(message.find("backend \"cpu\" does not compute in bf16") != std::string::npos);
-        CHECK(message.find("; it computes in float32. Use Precision::Float32") != std::string::npos);
+        CHECK(message.find("; it computes in float32. Use float32 (Precision::Float32; --precision float32") !=
+              std::string::npos);
     }
     SECTION("an activation the sample plugin declares it lacks, named with its layer and the plugin's reason") {
         brain::test::ScopedEnv path("BRAIN_PLUGIN_PATH", std::string(BRAIN_TEST_SAMPLE_PLUGIN_DIR) + "/lacksgelu");

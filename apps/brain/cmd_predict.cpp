@@ -29,7 +29,7 @@ struct PredictOptions {
     InputOptions input;
     std::optional<std::string> backend; // none: the host's Network::predict
     std::optional<std::uint64_t> budget_mib;
-    std::string precision = "float32";
+    std::optional<std::string> precision; // --precision, given or not (float32 by default)
 };
 
 std::string fmt(double v) {
@@ -207,13 +207,13 @@ Matrix binary_features(const DataSource& source, const Network& network, const s
 // that cannot predict is an error, and --budget or --precision without --backend is refused.
 std::optional<Predictor> backend_predictor(const PredictOptions& o, const Network& network, std::size_t batch_rows) {
     BRAIN_CHECK_ARG(
-        o.backend || (!o.budget_mib && o.precision == "float32"),
+        o.backend || (!o.budget_mib && !o.precision),
         "--budget and --precision choose how a backend predicts; add --backend (e.g. --backend cuda:0), "
         "or drop them to predict on the host");
     if (!o.backend) return std::nullopt;
     const bool cpu = o.backend->substr(0, o.backend->find(':')) == "cpu";
     const TrainingBackend backend = TrainingBackend::parse(*o.backend, o.budget_mib.value_or(cpu ? 0 : 8192))
-                                        .with_precision(parse_precision(o.precision));
+                                        .with_precision(parse_precision(o.precision.value_or("float32")));
     return std::optional<Predictor>(std::in_place, network, backend, batch_rows);
 }
 
@@ -361,8 +361,8 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--budget", o->budget_mib,
                     "with --backend: memory budget in MiB (default 8192 for a device, none for cpu)")
         ->check(whole_number_in(1, UINT64_MAX));
-    cmd->add_option("--precision", o->precision, "with --backend: float32, tf32 or bf16 (accelerators)")
-        ->capture_default_str();
+    cmd->add_option("--precision", o->precision,
+                    "with --backend: float32 (the default), tf32 or bf16 (accelerators)");
     cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });
 }
 

@@ -113,16 +113,18 @@ void require_capabilities(const PluginCapabilities& c, const std::string& plugin
                 ". Use one of those, or a backend whose capabilities list ", to_string(kind), where);
     BRAIN_CHECK(c.runs(precision), ErrorCode::Unsupported, who, " does not compute in ", to_string(precision), why,
                 "; it computes in ", list(k_precisions, runs, true),
-                ". Use Precision::Float32, or a backend whose capabilities list ", to_string(precision), where);
+                ". Use float32 (Precision::Float32; --precision float32 in the brain command), or a backend whose "
+                "capabilities list ",
+                to_string(precision), where);
 }
 
 void require_devices(const PluginCapabilities& c, const TrainingBackend& backend) {
     const std::size_t devices = backend.devices().size();
     if (devices <= 1 && backend.world_size() <= 1) return;
-    const std::string why = c.notes.empty() ? std::string() : " (the plugin says: " + c.notes + ")";
+    // The plugin's notes are about what it computes, not about devices: they are left out here.
     BRAIN_CHECK(
         c.features & BRAIN_FEATURE_MULTI_DEVICE, ErrorCode::Unsupported, "backend \"", backend.plugin_name(),
-        "\" trains on one device in one process", why, ", and ", backend.describe(), " asks for ",
+        "\" trains on one device in one process, and ", backend.describe(), " asks for ",
         devices > 1 ? std::to_string(devices) + " devices" : std::to_string(backend.world_size()) + " processes",
         "; give it one device, or use a backend with data parallelism (cuda)");
     BRAIN_CHECK(devices <= c.max_devices, ErrorCode::Unsupported, "backend \"", backend.plugin_name(),

@@ -91,12 +91,14 @@ std::optional<RuleViolation> check_network(const std::vector<LayerSpec>& layers,
     if (loss == Loss::BinaryCrossEntropy && out.activation != Activation::Sigmoid)
         return violation("/loss", "binary_cross_entropy requires a sigmoid output layer, but the output layer is ",
                          to_string(out.activation), " (", layer_label(layers, last), ")",
-                         "; use dense(n, Activation::Sigmoid) last or another loss");
+                         "; make the output layer sigmoid (dense(n, Activation::Sigmoid) last; --output-activation "
+                         "sigmoid in the brain command) or use another loss");
     if (loss == Loss::CategoricalCrossEntropy && out.activation != Activation::Softmax)
         return violation("/loss",
                          "categorical_cross_entropy requires a softmax output layer, but the output layer is ",
                          to_string(out.activation), " (", layer_label(layers, last), ")",
-                         "; use dense(k, Activation::Softmax) last or another loss");
+                         "; make the output layer softmax (dense(k, Activation::Softmax) last; --output-activation "
+                         "softmax in the brain command) or use another loss");
     if (out.activation == Activation::Softmax && loss != Loss::CategoricalCrossEntropy)
         return violation("/loss", "a softmax output layer requires categorical_cross_entropy, found ",
                          to_string(loss), "; use sigmoid outputs for ", to_string(loss));
