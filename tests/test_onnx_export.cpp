@@ -207,7 +207,7 @@ TEST_CASE("ONNX import: malformed graphs are refused naming what is wrong", "[co
     m = good;
     find_initializer(m, "0.bias")->set_dims(0, 2);
     find_initializer(m, "0.bias")->mutable_raw_data()->resize(8);
-    refused(m, {"its bias C has 2 values", "one per unit (3)"});
+    refused(m, {"its bias C has the shape [2]", "one per unit ([3] or [1, 3])"});
 
     m = good;
     {

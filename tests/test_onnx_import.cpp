@@ -51,6 +51,7 @@ TEST_CASE("ONNX import: the exporters' forms of a multilayer perceptron predict 
         {"casts_and_reshape", "5 -> 4 relu -> 2 linear"},
         {"standardized_with_names", "3 -> 2 sigmoid"},
         {"dropout_training_mode_false", "4 -> 6 relu -> 2 linear"},
+        {"matmul_passthrough_add", "4 -> 6 relu -> 3 linear"},
     };
     for (const auto& [name, shape] : fixtures) {
         INFO(name);

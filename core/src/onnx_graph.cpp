@@ -168,13 +168,13 @@ const char* tensor_type_name(int type) {
     return type >= 0 && type < 17 ? names[type] : "a type this reader does not know";
 }
 
+} // namespace
+
 std::string dims_text(const std::vector<std::int64_t>& dims) {
     std::string s = "[";
     for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
     return s + "]";
 }
-
-} // namespace
 
 // --- parsing -------------------------------------------------------------------------------------------------
 

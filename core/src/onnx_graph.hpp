@@ -33,6 +33,9 @@ inline constexpr const char* k_onnx_max_bytes_why =
     "an ONNX file is one protobuf message of at most 2 GiB (larger models keep their weights in external files, "
     "which brain does not read)";
 
+// "[6, 1]" for messages.
+std::string dims_text(const std::vector<std::int64_t>& dims);
+
 // Parses `bytes` as an onnx::ModelProto. Refuses more than 2 GiB (protobuf's limit) and nesting deeper than 64.
 onnx::ModelProto parse_onnx_model(std::string_view bytes, const std::string& origin);
 

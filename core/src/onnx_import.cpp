@@ -365,9 +365,9 @@ private:
         if (n.input_size() > 2 && !n.input(2).empty()) {
             auto c = bias_of(weight(i, n.input(2), "bias"), outputs, beta);
             if (!c)
-                unsupported(i, "its bias C has " + std::to_string(weight(i, n.input(2), "bias").size()) +
-                                   " values; a dense layer's bias has one value, or one per unit (" +
-                                   std::to_string(outputs) + ")");
+                unsupported(i, "its bias C has the shape " + dims_text(weight(i, n.input(2), "bias").dims) +
+                                   "; a dense layer's bias has one value, or one per unit ([" +
+                                   std::to_string(outputs) + "] or [1, " + std::to_string(outputs) + "])");
             bias = std::move(*c);
         }
         dense(i, outputs, inputs, std::move(w), std::move(bias));
@@ -389,24 +389,38 @@ private:
         for (std::size_t o = 0; o < outputs; ++o)
             for (std::size_t k = 0; k < inputs; ++k) w[o * inputs + k] = b.floats[k * outputs + o];
         advance(i);
-        std::vector<float> bias(outputs, 0.0f);
-        // The bias: an Add of a constant that reads the product and nothing else.
+        dense(i, outputs, inputs, std::move(w), std::vector<float>(outputs, 0.0f));
+        // The bias: an Add of a constant that reads the product and nothing else, also through nodes that pass it
+        // on unchanged (Identity, Dropout in evaluation mode, a Reshape that keeps the rows), each checked as it
+        // would be anywhere else in the chain.
+        for (auto next = sole_user(m_cur); next; next = sole_user(m_cur)) {
+            if (is_op(*next, "Identity"))
+                pass(*next);
+            else if (is_op(*next, "Dropout"))
+                dropout(*next);
+            else if (is_op(*next, "Reshape"))
+                reshape(*next);
+            else
+                break;
+        }
         if (const auto add = sole_user(m_cur); add && is_op(*add, "Add")) {
             const std::string other = other_input(*add, m_cur);
             const OnnxConstant* c = other.empty() ? nullptr : m_g.constant(other);
             if (c) {
                 auto values = bias_of(weight(*add, other, "bias"), outputs, 1.0f);
                 if (!values)
-                    unsupported(*add, "it adds " + std::to_string(c->size()) + " values to the " +
+                    unsupported(*add, "it adds a constant of shape " + dims_text(c->dims) + " to the " +
                                           std::to_string(outputs) + " units of " + m_g.describe(i) +
-                                          "; a dense layer's bias has one value, or one per unit");
-                bias = std::move(*values);
-                dense(i, outputs, inputs, std::move(w), std::move(bias));
+                                          "; a dense layer's bias has one value, or one per unit ([" +
+                                          std::to_string(outputs) + "] or [1, " + std::to_string(outputs) + "])");
+                for (std::size_t k = 0; k < outputs; ++k)
+                    if (!std::isfinite((*values)[k]))
+                        fail(m_g.describe(*add) + ": bias [" + std::to_string(k) + "] is not finite");
+                std::copy(values->begin(), values->end(),
+                          m_parts.parameters.end() - static_cast<std::ptrdiff_t>(outputs));
                 advance(*add);
-                return;
             }
         }
-        dense(i, outputs, inputs, std::move(w), std::move(bias));
     }
 
     void activation(std::size_t i, Activation act) {

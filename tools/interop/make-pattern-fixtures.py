@@ -278,9 +278,30 @@ def dropout_training_mode_false():
     return model(nodes, inits, [io("x", ["batch", 4])], [io("y", ["batch", 2])], opset=13), 4
 
 
+def matmul_passthrough_add():
+    """MatMul, then Identity, Dropout (inference) and a Reshape that keeps rows, then the bias Add; its own random
+    numbers, so that the fixtures made before it keep their bytes."""
+    rng = np.random.RandomState(20261205)
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["p"], name="mm0"),
+             helper.make_node("Identity", ["p"], ["p1"], name="id"),
+             helper.make_node("Dropout", ["p1"], ["p2"], name="drop"),
+             helper.make_node("Reshape", ["p2", "shape"], ["p3"], name="reshape"),
+             helper.make_node("Add", ["p3", "b0"], ["z"], name="add0"),
+             helper.make_node("Relu", ["z"], ["h"], name="relu"),
+             helper.make_node("MatMul", ["h", "w1"], ["q"], name="mm1"),
+             helper.make_node("Add", ["b1", "q"], ["y"], name="add1")]
+    inits = [init("w0", (rng.standard_normal((4, 6)) * 0.6).astype(np.float32)),
+             init("b0", (rng.standard_normal(6) * 0.3).astype(np.float32)),
+             init("shape", np.array([-1, 6], dtype=np.int64)),
+             init("w1", (rng.standard_normal((6, 3)) * 0.6).astype(np.float32)),
+             init("b1", (rng.standard_normal((1, 3)) * 0.3).astype(np.float32))]
+    return model(nodes, inits, [io("x", ["batch", 4])], [io("y", ["batch", 3])]), 4
+
+
 GOOD = [torch_legacy_relu_sigmoid, keras_gemm_alpha_beta_tanh, tf2onnx_matmul_add_softmax, gelu_legacy,
         gelu_onnxscript, gelu_keras, gelu_operator, passthrough_leaky_softmax, rank3_flatten, casts_and_reshape,
         standardized_with_names, dropout_training_mode_false]
+LATER_GOOD = [matmul_passthrough_add]
 
 
 # --- graphs brain refuses ------------------------------------------------------------------------------------------
@@ -374,7 +395,17 @@ def main():
             f.write("\n")
     for name, m in bad_fixtures():
         onnx.save(m, os.path.join(out, name + ".onnx"))
-    print("wrote", len(GOOD), "importable and", len(list(bad_fixtures())), "refused fixtures to", out)
+    # Made after the others with their own random numbers, so that adding them changed no earlier fixture.
+    for make in LATER_GOOD:
+        m, features = make()
+        x = np.random.RandomState(7).uniform(-2.5, 2.5, size=(7, features)).astype(np.float32)
+        x[0] = 0.0
+        onnx.save(m, os.path.join(out, make.__name__ + ".onnx"))
+        with open(os.path.join(out, make.__name__ + ".json"), "w") as f:
+            json.dump({"input_shape": [features], "inputs": x.tolist(), "outputs": run(m, x).tolist()}, f)
+            f.write("\n")
+    print("wrote", len(GOOD) + len(LATER_GOOD), "importable and", len(list(bad_fixtures())), "refused fixtures to",
+          out)
 
 
 if __name__ == "__main__":
