@@ -202,7 +202,7 @@ TEST_CASE("safetensors: the architecture and activations must agree with the fil
                   {"the Linear layers 0 and 1 are adjacent", "layer 0's activation is relu"});
     CHECK(Network::load_safetensors(path, {Activation::Linear, Activation::Sigmoid}).layers().size() == 2);
     require_error([&] { Network::load_safetensors(path, {Activation::Linear}); }, ErrorCode::InvalidModelFile,
-                  {"the file holds 2 layers (2 -> 1 linear -> 1 linear), but 1 activations were given"});
+                  {"the file holds 2 layers (2 -> 1 linear -> 1 linear), but 1 activation was given"});
     require_error([&] { Network::load_safetensors(path, std::vector<Activation>{}); }, ErrorCode::InvalidModelFile,
                   {"does not record its activations", "--activation"});
     const Network wrong = brain::test::dense_network({{3, Activation::Linear}, {1, Activation::Linear}}, 2, 1);

@@ -35,6 +35,11 @@ int run_estimate(const EstimateOptions& o) {
             throw CLI::RequiredError("--model FILE (or --inputs N, with --layers and --outputs, to describe the "
                                      "network)");
         const Activation hidden = parse_activation(o.activation);
+        // As brain train refuses it: a network that cannot be built has no estimate.
+        BRAIN_CHECK_ARG(
+            hidden != Activation::Softmax || o.layers.empty(),
+            "--activation softmax: softmax is allowed on the output layer only; use relu, tanh, gelu... "
+            "for hidden layers");
         std::size_t width = o.inputs;
         for (std::size_t units : o.layers) {
             shape.push_back(LayerSpec{width, units, hidden});

@@ -169,6 +169,11 @@ int main(int argc, char** argv) {
         return usage_exit_code(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
+        // --help and --version succeed only if what they print arrives.
+        if (usage_exit_code(e) == brain::app::exit_ok && (!std::cout.flush() || std::fflush(stdout) != 0))
+            return report(
+                brain::Error(brain::ErrorCode::IoError,
+                             "writing to standard output failed (the disk is full or the pipe was closed)"));
         return usage_exit_code(e);
     } catch (const brain::Error& e) {
         return report(e);

@@ -46,6 +46,12 @@ std::pair<std::string, std::string> size_and_limit(std::uint64_t size, std::uint
     return {a, b};
 }
 
+// "a " or "an " before a kind of file ("an ONNX file", "a CSV file").
+const char* article(std::string_view kind) {
+    return !kind.empty() && std::string_view("AEIOaeio").find(kind.front()) != std::string_view::npos ? "an "
+                                                                                                      : "a ";
+}
+
 } // namespace
 
 std::string describe_file_type(unsigned mode) {
@@ -81,7 +87,7 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
         const int err = errno;
         if (err == ENXIO) // a socket (or a FIFO's peer missing) cannot be opened for reading
             BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name,
-                        "': it is a socket, not a file; give the path of a ", kind);
+                        "': it is a socket, not a file; give the path of ", article(kind), kind);
         BRAIN_THROW(ErrorCode::IoError, "cannot open the ", kind, " '", name, "': ", std::strerror(err),
                     err == ENOENT ? "; check the path" : "; check the path and its permissions");
     }
@@ -91,7 +97,7 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view kind, s
     m_regular = S_ISREG(st.st_mode);
     if (!m_regular && !S_ISFIFO(st.st_mode))
         BRAIN_THROW(ErrorCode::IoError, "cannot read the ", kind, " '", name, "': it is ",
-                    describe_file_type(st.st_mode), ", not a file; give the path of a ", kind);
+                    describe_file_type(st.st_mode), ", not a file; give the path of ", article(kind), kind);
     m_size = m_regular ? static_cast<std::uint64_t>(st.st_size) : 0;
     if (m_regular && m_size > m_max_bytes) too_large_with(m_size);
     // A pipe is read as any program reads one: waiting for its writer.

@@ -21,6 +21,11 @@ namespace brain::detail {
 
 // The nn.Sequential index of each layer's Linear module: an activation other than linear takes the next index
 // (nn.Sequential(Linear, ReLU, Linear, Sigmoid) numbers its Linear modules 0 and 2).
+// "1 dimension", "3 dimensions": a count with its noun, for messages.
+inline std::string count_of(std::uint64_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 inline std::vector<std::size_t> sequential_indices(const std::vector<LayerSpec>& layers) {
     std::vector<std::size_t> indices;
     std::size_t next = 0;

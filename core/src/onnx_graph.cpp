@@ -143,7 +143,8 @@ private:
     static std::string shorten(const std::string& path) {
         if (path.size() <= 100) return path;
         const auto dot = path.find('.', path.size() - 100);
-        return "..." + path.substr(dot == std::string::npos ? path.size() - 100 : dot);
+        // "...node[0]", not "....node[0]": the cut is at a dot, which the ellipsis stands for.
+        return "..." + path.substr(dot == std::string::npos ? path.size() - 100 : dot + 1);
     }
 
     // "at byte 12 (in graph.node[3]): ".

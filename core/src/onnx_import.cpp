@@ -10,11 +10,12 @@
 #include <brain/error.hpp>
 #include <brain/network.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <map>
-#include <set>
-#include <sstream>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 namespace brain {
 
@@ -28,10 +29,16 @@ constexpr const char* kSupported =
     "Identity, Dropout, Flatten and a Reshape that keeps rows pass through; Sub then Div before the first layer "
     "standardises the inputs";
 
-// A number as people write it: 0.3, not 0.300000.
+// A number as people write it: 0.3, not 0.300000; all the digits a float32 needs where fewer would hide what
+// differs (an alpha of 0.010000001 is not 0.01).
 std::string number_text(double v) {
     std::ostringstream out;
     out << v;
+    if (std::strtod(out.str().c_str(), nullptr) != v) {
+        out.str("");
+        out.precision(9);
+        out << v;
+    }
     return out.str();
 }
 
@@ -143,8 +150,9 @@ private:
                 const auto& shape = tensor.shape();
                 m_rank = shape.dim_size();
                 if (m_rank < 2)
-                    fail("the input " + quote_excerpt(in.name()) + " has " + std::to_string(m_rank) +
-                         " dimensions; brain imports a model whose input is [batch, features] (export it with a "
+                    fail("the input " + quote_excerpt(in.name()) + " has " +
+                         count_of(static_cast<std::uint64_t>(m_rank), "dimension") +
+                         "; brain imports a model whose input is [batch, features] (export it with a "
                          "batch of examples, e.g. torch.randn(1, n))");
                 std::uint64_t width = 1;
                 for (int d = 1; d < m_rank; ++d) {
@@ -307,8 +315,9 @@ private:
     // A new layer from W (outputs x inputs, row-major) and b, read by node i.
     void dense(std::size_t i, std::size_t outputs, std::size_t inputs, std::vector<float> w, std::vector<float> b) {
         if (m_rank != 2)
-            unsupported(i, "it multiplies a tensor of " + std::to_string(m_rank) +
-                               " dimensions; flatten the input to [batch, features] first (nn.Flatten)");
+            unsupported(i, "it multiplies a tensor of " +
+                               count_of(static_cast<std::uint64_t>(m_rank), "dimension") +
+                               "; flatten the input to [batch, features] first (nn.Flatten)");
         if (m_width != 0 && inputs != m_width)
             fail(m_g.describe(i) + ": its weight takes " + std::to_string(inputs) + " inputs, but the value it reads has " +
                  std::to_string(m_width) + " features; the graph is inconsistent");
@@ -353,7 +362,7 @@ private:
         if (n.input_size() < 2) fail(m_g.describe(i) + " has no second input; the graph is damaged");
         const OnnxConstant& b = weight(i, n.input(1), "weight");
         if (b.dims.size() != 2)
-            unsupported(i, "its weight has " + std::to_string(b.dims.size()) + " dimensions; a dense layer's has 2");
+            unsupported(i, "its weight has " + count_of(b.dims.size(), "dimension") + "; a dense layer's has 2");
         const auto rows = static_cast<std::size_t>(b.dims[0]), cols = static_cast<std::size_t>(b.dims[1]);
         const std::size_t outputs = trans_b ? rows : cols, inputs = trans_b ? cols : rows;
         if (outputs == 0 || inputs == 0) unsupported(i, "its weight is empty");
@@ -382,7 +391,7 @@ private:
         if (n.input_size() != 2) fail(m_g.describe(i) + " does not have two inputs; the graph is damaged");
         const OnnxConstant& b = weight(i, n.input(1), "weight");
         if (b.dims.size() != 2)
-            unsupported(i, "its weight has " + std::to_string(b.dims.size()) + " dimensions; a dense layer's has 2");
+            unsupported(i, "its weight has " + count_of(b.dims.size(), "dimension") + "; a dense layer's has 2");
         const auto inputs = static_cast<std::size_t>(b.dims[0]), outputs = static_cast<std::size_t>(b.dims[1]);
         if (outputs == 0 || inputs == 0) unsupported(i, "its weight is empty");
         std::vector<float> w(outputs * inputs);

@@ -338,8 +338,9 @@ Network network_from_safetensors(std::string_view bytes, const std::string& orig
         }
     }
     if (acts.size() != shapes.size())
-        rd.fail("the file holds " + std::to_string(shapes.size()) + " layers (" + describe_layers(shapes) + "), but " +
-                std::to_string(acts.size()) + " activations were given; give one per layer");
+        rd.fail("the file holds " + std::to_string(shapes.size()) + " layers (" + describe_layers(shapes) +
+                "), but " + count_of(acts.size(), "activation") + (acts.size() == 1 ? " was" : " were") +
+                " given; give one per layer");
     for (std::size_t i = 0; i < shapes.size(); ++i) shapes[i].activation = acts[i];
     // Adjacent indices mean PyTorch had no module (no activation) between the two Linear layers.
     for (std::size_t i = 0; i + 1 < shapes.size(); ++i)
