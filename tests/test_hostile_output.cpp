@@ -228,6 +228,28 @@ std::vector<Case> output_rows(const Fixture& f) {
                     2,
                     {"error: IoError: writing to standard output failed"}});
 
+    // 32: the checkpoint a run resumes from is an input: a checkpoint the run writes may not replace it.
+    rows.push_back({"32",
+                    "train --resume writing a checkpoint over the one it resumes from is refused",
+                    [](Fixture& fx) {
+                        REQUIRE(brain::test::run_process(fx.brain +
+                                                             " train --csv c.csv --target churned --layers 4 "
+                                                             "--epochs 2 --checkpoint-every 1 --checkpoint-dir "
+                                                             "ck32 --out m32.json",
+                                                         fx.dir().string())
+                                    .status == 0);
+                        fs::create_directories(fx / "ck32x");
+                        fs::copy_file(fx / "ck32/epoch-1.json", fx / "ck32x/epoch-2.json",
+                                      fs::copy_options::overwrite_existing);
+                    },
+                    "{brain} train --resume ck32x/epoch-2.json --checkpoint-dir ck32x --epochs 2 --out e32.json",
+                    2,
+                    {"error: IoError: cannot write 'ck32x/epoch-2.json': it is the same file as the input"},
+                    [](Fixture& fx, const ProcessResult&) {
+                        CHECK(fx.read("ck32x/epoch-2.json") == fx.read("ck32/epoch-1.json"));
+                        CHECK_FALSE(fs::exists(fx / "e32.json"));
+                    }});
+
     // 24: an empty --out (an unset variable) is not "no file".
     rows.push_back({"24",
                     "predict --out '' is refused, not printed to standard output",

@@ -158,6 +158,56 @@ TEST_CASE("early stopping resumed with an earlier best restores that best's weig
     }
 }
 
+TEST_CASE("a run saved as early stopping stopped it stays stopped; another monitor starts a fresh watch",
+          "[plugin]") {
+    const auto data = noisy(300, 3);
+    const auto optimizer = brain::Optimizer::sgd(0.1f, 0.9f);
+    brain::test::TempDir dir;
+    brain::EarlyStoppingOptions es;
+    es.patience = 2;
+    // The epoch on which it stops is saved too: the checkpoint of a run that then died before its model was
+    // written.
+    auto stopped = model(optimizer);
+    auto early = std::make_shared<brain::EarlyStopping>(es);
+    brain::FitOptions options;
+    options.callbacks = {early};
+    options.on_epoch_end = [&](brain::FitContext& context) {
+        context.save_checkpoint(dir / ("epoch-" + std::to_string(context.epoch()) + ".json"));
+    };
+    const auto report = stopped.fit(data, brain::TrainConfig{200, 25, true, 7}, options);
+    REQUIRE(early->stopped_epoch().has_value());
+    const std::uint64_t last = *early->stopped_epoch();
+
+    const auto at_stop = brain::TrainingCheckpoint::load(dir / ("epoch-" + std::to_string(last) + ".json"));
+    auto resumed = at_stop.network;
+    auto early_again = std::make_shared<brain::EarlyStopping>(es);
+    brain::FitOptions again;
+    again.callbacks = {early_again};
+    again.resume = &at_stop;
+    const auto resumed_report = resumed.fit(data, at_stop.remaining(), again);
+    CHECK(resumed_report.epoch_losses.empty()); // no epoch past the one that stopped it
+    CHECK(resumed_report.stop_reason == report.stop_reason);
+    CHECK(resumed.parameters() == stopped.parameters()); // the best epoch's weights, restored as the run did
+    CHECK(resumed.epochs_trained() == stopped.epochs_trained());
+
+    // Resumed watching another quantity, the saved best (a loss) says nothing about it: the watch starts afresh.
+    const auto before = brain::TrainingCheckpoint::load(dir / "epoch-2.json");
+    auto other = before.network;
+    brain::EarlyStoppingOptions by_rate = es;
+    by_rate.monitor = "loss";
+    by_rate.mode = brain::MonitorMode::Max; // a direction the saved watch did not have
+    auto early_other = std::make_shared<brain::EarlyStopping>(by_rate);
+    brain::FitOptions other_options;
+    other_options.callbacks = {early_other};
+    other_options.resume = &before;
+    auto config = before.remaining();
+    config.epochs = 1;
+    const auto one = other.fit(data, config, other_options);
+    REQUIRE(one.epoch_losses.size() == 1);
+    CHECK(early_other->best_epoch() == std::optional<std::uint64_t>(3)); // the first epoch it watched
+    CHECK(early_other->best_value() == std::optional<double>(one.epoch_losses[0]));
+}
+
 TEST_CASE("a checkpoint file round-trips exactly and a broken one is refused naming the field", "[core]") {
     auto net = model(brain::Optimizer::adam(0.01f));
     // An optimizer state with values a decimal text must carry exactly: subnormals, -0, extremes.

@@ -466,6 +466,8 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
                                   " writes none and --checkpoint-every is not given; add "
                                   "--checkpoint-every N or leave --checkpoint-dir out"));
     run.csv = csv;
+    // The checkpoint resumed from is an input too: a checkpoint this run writes may not replace it.
+    run.inputs = {csv, o.resume};
     run.out = o.out;
     for (const auto& [key, value] : notes)
         if (key == "csv" || key == "classes" || key == "validation" || key == "standardize" ||

@@ -53,6 +53,26 @@ EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : m_options(std::move
                     "EarlyStopping: min_delta is ", m_options.min_delta, "; expected a finite number >= 0");
 }
 
+namespace {
+
+// The monitored name and its direction as one number (FNV-1a of the name, low bit the direction), saved with the
+// state so that a run resumed with another monitor does not compare its values with the old one's best.
+std::uint64_t watch_code(const std::string& monitor, bool maximize) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : monitor) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return (h & ~std::uint64_t{1}) | (maximize ? 1u : 0u);
+}
+
+} // namespace
+
+std::string EarlyStopping::stop_reason() const {
+    std::string reason = "early stopping: " + m_monitor + " did not improve";
+    if (m_options.min_delta > 0.0) reason += " by more than " + number_text(m_options.min_delta);
+    reason += " for " + std::to_string(m_wait) + " epoch" + (m_wait == 1 ? "" : "s");
+    if (m_has_best) reason += " (best " + number_text(m_best) + " at epoch " + std::to_string(m_best_epoch) + ")";
+    return reason;
+}
+
 void EarlyStopping::on_train_begin(FitContext& context) {
     m_monitor = m_options.monitor.empty() ? context.default_monitor() : m_options.monitor;
     context.require_monitor(m_monitor, "early stopping");
@@ -60,7 +80,8 @@ void EarlyStopping::on_train_begin(FitContext& context) {
     m_stopped_epoch = 0;
     m_restored_epoch = 0;
     m_last_epoch = context.epoch();
-    if (m_resumed) {
+    const bool same_watch = !m_saved_watch || *m_saved_watch == watch_code(m_monitor, m_maximize);
+    if (m_resumed && same_watch) {
         m_resumed = false;
         // The best weights were those the run had when it was saved: the network this run starts from.
         if (m_options.restore_best_weights && m_has_best && !m_best_weights && m_best_epoch == context.epoch()) {
@@ -68,8 +89,16 @@ void EarlyStopping::on_train_begin(FitContext& context) {
             m_best_weights = Checkpoint{start.parameters(), start.optimizer_state(), start.optimizer_step(),
                                         start.epochs_trained()};
         }
+        // Saved as the run stopped (its last epoch ran out of patience): it stays stopped, as it would have.
+        if (m_wait > 0 && m_wait >= m_options.patience) {
+            m_stopped_epoch = context.epoch();
+            context.stop_training(stop_reason());
+        }
         return;
     }
+    // Not resumed, or resumed with another monitor or direction, whose best says nothing about this one: a fresh
+    // watch.
+    m_resumed = false;
     m_has_best = false;
     m_best = 0.0;
     m_best_epoch = 0;
@@ -102,12 +131,7 @@ void EarlyStopping::on_epoch_end(FitContext& context) {
     }
     if (m_wait >= m_options.patience) {
         m_stopped_epoch = epoch;
-        std::string reason = "early stopping: " + m_monitor + " did not improve";
-        if (m_options.min_delta > 0.0) reason += " by more than " + number_text(m_options.min_delta);
-        reason += " for " + std::to_string(m_wait) + " epoch" + (m_wait == 1 ? "" : "s");
-        if (m_has_best)
-            reason += " (best " + number_text(m_best) + " at epoch " + std::to_string(m_best_epoch) + ")";
-        context.stop_training(std::move(reason));
+        context.stop_training(stop_reason());
     }
 }
 
@@ -124,6 +148,7 @@ CallbackState EarlyStopping::save_state() const {
     state.integers["best_bits"] = bits_of(m_best);
     state.integers["best_epoch"] = m_best_epoch;
     state.integers["wait"] = m_wait;
+    state.integers["watch"] = watch_code(m_monitor, m_maximize);
     // The best weights travel only when they are not the saved network's own (the best epoch is not the last).
     if (m_options.restore_best_weights && m_best_weights && m_best_epoch != m_last_epoch) {
         state.floats["best_parameters"] = m_best_weights->parameters;
@@ -139,6 +164,8 @@ void EarlyStopping::restore_state(const CallbackState& state) {
     m_best = from_bits(integer(state, "best_bits", bits_of(0.0)));
     m_best_epoch = integer(state, "best_epoch");
     m_wait = integer(state, "wait");
+    m_saved_watch.reset();
+    if (const auto it = state.integers.find("watch"); it != state.integers.end()) m_saved_watch = it->second;
     m_best_weights.reset();
     const auto parameters = state.floats.find("best_parameters");
     const auto optimizer = state.floats.find("best_optimizer_state");

@@ -111,6 +111,9 @@ public:
     std::optional<std::uint64_t> restored_epoch() const noexcept;
 
 private:
+    // "early stopping: <monitor> did not improve for N epochs (best V at epoch E)".
+    std::string stop_reason() const;
+
     EarlyStoppingOptions m_options;
     std::string m_monitor;
     bool m_maximize = false;
@@ -123,6 +126,7 @@ private:
     std::uint64_t m_stopped_epoch = 0;
     std::uint64_t m_restored_epoch = 0;
     std::optional<Checkpoint> m_best_weights;
+    std::optional<std::uint64_t> m_saved_watch; // a resumed state's monitor and direction (watch_code), if saved
     std::uint64_t m_last_epoch = 0;
 };
 
