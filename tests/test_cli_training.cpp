@@ -477,3 +477,32 @@ TEST_CASE("evaluate --json stays JSON when the loss overflows; predict quotes a 
     CHECK((text.rfind("0.5,", 0) == 0 || text.rfind("0.75,", 0) == 0 || text.rfind("0.25,", 0) == 0 ||
            text.rfind("1,", 0) == 0 || text.rfind("0,", 0) == 0));
 }
+
+TEST_CASE("brain train --classes needs a CSV column; a checkpoint of an --npz run says how it resumes", "[cli]") {
+    TempDir dir;
+    {
+        std::ofstream csv(dir / "num.csv");
+        csv << "a,b,digit\n1,2,3\n2,3,1\n3,4,3\n4,5,10\n5,6,1\n6,7,2\n";
+    }
+    REQUIRE(run(bin("brain") + " convert " + dir.q("num.csv") + " " + dir.q("num.npz")).status == 0);
+    const auto classes = run(bin("brain") + " train --npz " + dir.q("num.npz") +
+                             " --classes digit --layers 4 --epochs 1 --out " + dir.q("n.json"));
+    INFO(classes.output);
+    CHECK(classes.status == 2);
+    CHECK(contains(classes.output, "--classes 'digit' reads a CSV column's values as class labels, but the data "
+                                   "comes from --npz"));
+    CHECK_FALSE(fs::exists(dir / "n.json"));
+
+    REQUIRE(run(bin("brain") + " convert " + dir.q("num.csv") + " " + dir.q("t.npz") + " --target digit").status ==
+            0);
+    REQUIRE(run(bin("brain") + " train --npz " + dir.q("t.npz") + " --layers 4 --epochs 2 --checkpoint-every 1 " +
+                "--checkpoint-dir " + dir.q("ck") + " --out " + dir.q("t.json"))
+                .status == 0);
+    const auto resumed =
+        run(bin("brain") + " train --resume " + dir.q("ck/epoch-1.json") + " --out " + dir.q("r.json"));
+    INFO(resumed.output);
+    CHECK(resumed.status == 2);
+    CHECK(contains(resumed.output, "the run trained on --npz "));
+    CHECK(contains(resumed.output, "resume it with the library on the same rows (FitOptions::resume"));
+    CHECK_FALSE(fs::exists(dir / "r.json"));
+}

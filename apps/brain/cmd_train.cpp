@@ -249,6 +249,13 @@ int run_train(const TrainOptions& o) {
                         quote_excerpt(targets.front()), targets.size() > 1 ? " and more" : "",
                         "; give the class column with --classes alone");
         targets = {o.classes};
+        // A binary source holds numbers as they are; only a CSV column is read as class labels.
+        BRAIN_CHECK_ARG(o.source.csv.size() > 0, "--classes ", quote_excerpt(o.classes),
+                        " reads a CSV column's values as class labels, but the data comes from ",
+                        o.source.npz.empty() ? "--npy-features/--npy-targets" : "--npz",
+                        ", whose columns are numbers as they are (an archive's classes are one-hot 'targets' with "
+                        "'class_labels', as brain convert writes them for a column of text labels); train on the "
+                        "CSV with --classes");
     }
     // Everything that can be checked before the run is checked first: the data files named, the output path (not
     // found to be a directory, a device or an input after 40 epochs), the backend spec and its budget, the
@@ -347,6 +354,9 @@ int run_train(const TrainOptions& o) {
     // Absolute, so that --resume finds the rows from any working directory.
     if (!o.source.csv.empty())
         run.notes["csv"] = std::filesystem::absolute(o.source.csv).lexically_normal().string();
+    else // named, so that --resume can say why it cannot read the rows again
+        run.notes["source"] =
+            o.source.npz.empty() ? "--npy-features " + o.source.npy_features : "--npz " + o.source.npz;
     for (std::size_t i = 0; i < targets.size(); ++i) run.notes["target." + std::to_string(i)] = targets[i];
     if (!o.classes.empty()) run.notes["classes"] = o.classes;
     run.notes["validation"] = number_text(o.validation);
@@ -404,12 +414,17 @@ int run_resume(const TrainOptions& o, const CLI::App& cmd) {
         const auto it = notes.find(key);
         return it == notes.end() ? std::string() : it->second;
     };
+    BRAIN_CHECK_ARG(note("source").empty() || cmd.count("--csv"), o.resume, ": the run trained on ", note("source"),
+                    ", and --resume reads a run's rows again from its CSV file only; resume it with the library on "
+                    "the same rows (FitOptions::resume; Python: fit(..., resume=checkpoint)), or give --csv FILE "
+                    "holding the same rows with the run's column names");
     std::vector<std::string> targets;
     for (std::size_t i = 0; notes.count("target." + std::to_string(i)); ++i)
         targets.push_back(note("target." + std::to_string(i)));
     BRAIN_CHECK(!targets.empty(), ErrorCode::InvalidModelFile, o.resume,
-                ": the checkpoint does not say which columns it was trained on (it was not written by brain "
-                "train); resume it with the library (FitOptions::resume)");
+                ": the checkpoint does not say which columns it was trained on (a checkpoint of the library's "
+                "fit, or of brain train on an archive's own targets); resume it with the library "
+                "(FitOptions::resume)");
     const std::string csv = cmd.count("--csv") ? o.source.csv : note("csv");
     double fraction = 0.0;
     const std::string fraction_text = note("validation");
