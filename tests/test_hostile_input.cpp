@@ -435,6 +435,12 @@ std::vector<Case> input_rows(const Fixture& f) {
              {105, "{brain} generate --rows 0 --out g0.csv", "--rows: expected a whole number from 1 to"},
              {105, "{brain} train --csv c.csv --target churned --max-input-mib 16777217 --out z.json",
               "--max-input-mib: expected a whole number from 1 to 16777216, found '16777217'"},
+             {105, "{brain} train --csv c.csv --target churned --layers 4,,4 --out z.json",
+              "--layers: expected comma-separated values, none of them empty, found '4,,4'"},
+             {105, "{brain} estimate --inputs 3 --layers=8,",
+              "--layers: expected comma-separated values, none of them empty, found '8,'"},
+             {105, "{brain} train --csv c.csv --target , --out z.json",
+              "--target: expected comma-separated values, none of them empty, found ','"},
          })
         rows.push_back({"21",
                         "exit " + std::to_string(status) + " naming what is wrong: brain" + command.substr(7),

@@ -94,6 +94,34 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
            (best <= 2 ? " (did you mean '" + closest + "'?)" : std::string()) + "; the commands are: " + names;
 }
 
+// CLI11 drops the empty items of a comma-separated value, so "--layers 4,,4" would build two layers and
+// "--layers ," would be "1 required ... missing": refuse an empty item in the value as given, naming the option.
+// Empty when every list value is whole.
+std::string empty_list_item_message(const CLI::App& app, int argc, char** argv) {
+    if (argc < 3) return {};
+    const CLI::App* command = nullptr;
+    for (const CLI::App* c : app.get_subcommands({}))
+        if (c->get_name() == argv[1]) command = c;
+    if (command == nullptr) return {};
+    for (int i = 2; i < argc; ++i) {
+        const std::string token = argv[i];
+        if (token == "--") break;
+        if (token.rfind("--", 0) != 0) continue;
+        const auto equals = token.find('=');
+        const std::string name = token.substr(0, equals);
+        const CLI::Option* option = command->get_option_no_throw(name);
+        if (option == nullptr || option->get_delimiter() == '\0' || option->get_type_size_max() == 0) continue;
+        if (equals == std::string::npos && i + 1 >= argc) continue;
+        const std::string value = equals != std::string::npos ? token.substr(equals + 1) : std::string(argv[i + 1]);
+        const char d = option->get_delimiter();
+        const std::string twice(2, d);
+        if (value.empty() || value.front() == d || value.back() == d || value.find(twice) != std::string::npos)
+            return name + ": expected " + (d == ',' ? std::string("comma") : "'" + std::string(1, d) + "'") +
+                   "-separated values, none of them empty, found " + brain::quote_excerpt(value);
+    }
+    return {};
+}
+
 // CLI11's "Could not convert: --rank = abc" in the style of the other usage errors: "--rank: expected a whole
 // number, found 'abc'", the expected kind read from the option's type.
 std::string conversion_message(const CLI::App& app, const CLI::ConversionError& e) {
@@ -160,6 +188,10 @@ int main(int argc, char** argv) {
     if (const std::string unknown = unknown_command_message(app, argc, argv); !unknown.empty()) {
         std::cerr << unknown << "\nRun with --help for more information." << std::endl;
         return brain::app::exit_unknown_argument;
+    }
+    if (const std::string empty = empty_list_item_message(app, argc, argv); !empty.empty()) {
+        std::cerr << empty << "\nRun with --help for more information." << std::endl;
+        return brain::app::exit_bad_value;
     }
     try {
         app.parse(argc, argv);
