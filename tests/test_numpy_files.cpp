@@ -168,7 +168,9 @@ TEST_CASE("damaged or unsupported NumPy files are refused naming the file and th
     refused("object.npy", npy("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "12345678"),
             {"'|O'"});
     refused("struct.npy", npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "1234"),
-            {"struct.npy", "not one NumPy writes"});
+            {"struct.npy", "structured array", "structured_to_unstructured"});
+    refused("bytes.npy", npy("{'descr': '|S3', 'fortran_order': False, 'shape': (1,), }", "abc"),
+            {"bytes.npy", "byte strings (dtype '|S3')", "astype(str)"});
     refused("version.npy", std::string("\x93NUMPY\x09\x00\x10\x00", 10) + std::string(64, ' '), {"version 9.0"});
     std::string huge = std::string("\x93NUMPY\x02\x00", 8) + std::string("\xff\xff\xff\x7f", 4);
     refused("huge_header.npy", huge, {"header is", "more than"});
@@ -236,6 +238,7 @@ np.savez_compressed('numpy.npz', features=x, targets=np.array([0, 1, 1, 0]), fea
 np.save('numpy.npy', x.astype(np.float32))
 np.savez('notargets.npz', features=x, feature_names=np.array(['a', 'b', 'c']))
 np.savez_compressed('bomb.npz', features=np.zeros((1000, 100), np.float32), targets=np.zeros(1000))
+np.savez('labels.npz', features=x, targets=np.zeros((4, 1)), class_labels=np.array(['a', 'b', 'c']))
 print('ok')
 )";
     write_bytes(dir / "check.py", script);
@@ -258,6 +261,9 @@ print('ok')
     CHECK(picked.target_names() == std::vector<std::string>{"b"});
     CHECK(picked.targets()(1, 0) == static_cast<float>(4.0 / 7));
     CHECK(picked.features()(1, 1) == static_cast<float>(5.0 / 7));
+    // Class labels that do not fit the targets name both counts.
+    require_error([&] { (void)Dataset::from_npz(dir / "labels.npz"); }, ErrorCode::InvalidData,
+                  {"labels.npz", "'class_labels' holds 3 labels for the 1 column of the targets"});
     // A deflated array is bounded unpacked, before it is read: 400,128 bytes against a limit of 64 KiB.
     brain::NpyOptions bounded;
     bounded.limits.max_file_bytes = 64 * 1024;

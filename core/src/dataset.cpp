@@ -1,6 +1,7 @@
 // brain::Dataset and brain::Standardization: validation, splitting and standardisation (CSV loading is
 // dataset_csv.cpp, NumPy files dataset_npy.cpp). Every data error names where the bad value is (row/column, or file:line and column).
 #include "host_memory.hpp"
+#include "interop_common.hpp"
 
 #include <algorithm>
 #include <brain/dataset.hpp>
@@ -68,8 +69,9 @@ void Dataset::set_class_labels(std::vector<std::string> labels) {
     // A single sigmoid target may carry two labels: (negative, positive).
     const bool ok =
         labels.empty() || labels.size() == target_width() || (target_width() == 1 && labels.size() == 2);
-    BRAIN_CHECK_ARG(ok, "Dataset::set_class_labels: expected ", target_width(), " labels (one per target column",
-                    target_width() == 1 ? ", or 2 for a 0/1 target" : "", "), found ", labels.size());
+    BRAIN_CHECK_ARG(ok, "Dataset::set_class_labels: expected ", detail::count_of(target_width(), "label"),
+                    " (one per target column", target_width() == 1 ? ", or 2 for a 0/1 target" : "", "), found ",
+                    labels.size());
     m_class_labels = std::move(labels);
 }
 

@@ -188,7 +188,15 @@ Dataset Dataset::from_npz(const std::filesystem::path& path, const NpyOptions& o
         data.m_features = std::move(f);
         data.m_targets = std::move(t);
     }
-    if (archive.has("class_labels")) data.set_class_labels(read_names(archive, "class_labels", true));
+    if (archive.has("class_labels")) {
+        std::vector<std::string> labels = read_names(archive, "class_labels", true);
+        const std::size_t columns = data.m_targets.cols();
+        BRAIN_CHECK(labels.size() == columns || (columns == 1 && labels.size() == 2), ErrorCode::InvalidData,
+                    origin, ": 'class_labels' holds ", detail::count_of(labels.size(), "label"), " for the ",
+                    detail::count_of(columns, "column"), " of the targets; expected one label per target column",
+                    columns == 1 ? " (or 2 for a single 0/1 column)" : "", "; the archive is inconsistent");
+        data.set_class_labels(std::move(labels));
+    }
     return data;
 }
 

@@ -278,6 +278,9 @@ Header parse_header(std::string_view bytes, const std::string& origin, const Inp
         const std::string key = reader.string_literal();
         reader.expect(':', "':' after a key");
         if (key == "descr" && !have_descr) {
+            if (reader.take('['))
+                bad(origin, "holds a structured array (a dtype with named fields); brain reads plain numeric "
+                            "arrays: convert it with numpy.lib.recfunctions.structured_to_unstructured(array)");
             h.descr = reader.string_literal();
             have_descr = true;
         } else if (key == "fortran_order" && !have_order) {
@@ -322,6 +325,11 @@ Header parse_header(std::string_view bytes, const std::string& origin, const Inp
         const bool ok = (h.kind == 'f' && (count == 2 || count == 4 || count == 8)) ||
                         ((h.kind == 'i' || h.kind == 'u') && (count == 1 || count == 2 || count == 4 || count == 8)) ||
                         (h.kind == 'b' && count == 1);
+        if (h.kind == 'S')
+            bad(origin, "holds byte strings (dtype ", quote_excerpt(d),
+                "); brain reads numbers as float16/32/64, "
+                "int8-64, uint8-64 or bool, and names and labels as unicode strings: convert with "
+                "array.astype(numpy.float32) for numbers or array.astype(str) for names");
         if (!ok) unsupported(h.kind == 'c' ? "complex numbers" : h.kind == 'O' ? "Python objects" : "which is not numeric");
     }
 
