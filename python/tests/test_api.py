@@ -143,6 +143,30 @@ def test_save_load_copy_and_pickle_round_trip(tmp_path, regression):
         net.save_json(path, inputs=[path])
 
 
+def test_value_objects_copy_and_deepcopy_independently(regression):
+    X, y = regression
+    net = regression_network()
+    report = net.fit(X, y, config=brain.TrainConfig(epochs=2))
+    data = brain.Dataset(X, y)
+    cases = [
+        (brain.TrainConfig(epochs=7), lambda o: setattr(o, "epochs", 1), lambda o: o.epochs == 7),
+        (brain.Optimizer.sgd(0.1, momentum=0.5), lambda o: setattr(o, "momentum", 0.0), lambda o: o.momentum == 0.5),
+        (brain.InputLimits(), lambda o: setattr(o, "max_columns", 1), lambda o: o.max_columns != 1),
+        (brain.EarlyStoppingOptions(), lambda o: setattr(o, "patience", 99), lambda o: o.patience != 99),
+        (data, lambda o: o.standardize(), lambda o: np.array_equal(o.features, X)),
+    ]
+    for original, change, unchanged in cases:
+        for duplicate in (copy.copy(original), copy.deepcopy(original)):
+            assert type(duplicate) is type(original)
+            change(duplicate)
+            assert unchanged(original), f"changing a copy of {type(original).__name__} changed the original"
+    assert np.array_equal(copy.deepcopy(data).targets, y)
+    # Read-only results copy whole.
+    assert copy.deepcopy(report).epoch_losses == report.epoch_losses
+    evaluation = net.evaluate(X, y)
+    assert copy.copy(evaluation).loss == evaluation.loss
+
+
 def test_dataset_from_csv_and_split(tmp_path):
     csv = tmp_path / "d.csv"
     csv.write_text("a,b,label\n1,2,cat\n2,3,dog\n3,4,cat\n4,5,dog\n")
