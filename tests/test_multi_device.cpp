@@ -109,7 +109,7 @@ TEST_CASE("a backend over several devices parses, validates and describes itself
     CHECK(TrainingBackend::parse("cuda:2", 64).describe() == "cuda:2 (budget 64 MiB)");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cuda:0,0", 64), "appears twice");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cuda:0,", 64), "is not a number");
-    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cuda:0,x", 64), "\"x\"");
+    BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cuda:0,x", 64), "'x'");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cuda:0,-1", 64), "0 or more");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::parse("cpu:0,1", 0), "one device, 0");
     BRAIN_REQUIRE_ERROR(ErrorCode::InvalidArgument, TrainingBackend::cuda(std::vector<int>{}, 64), "empty");

@@ -216,7 +216,11 @@ TEST_CASE("a checkpoint file round-trips exactly and a broken one is refused nam
     state[1] = -0.0f;
     state[2] = 3.4028235e38f;
     state[3] = 1.1754944e-38f;
-    for (std::size_t i = 4; i < state.size(); ++i) state[i] = std::sin(static_cast<float>(i)) * 1e-3f;
+    // First moments of either sign; second moments (the second half) non-negative, as Adam's are.
+    for (std::size_t i = 4; i < state.size(); ++i) {
+        const float value = std::sin(static_cast<float>(i)) * 1e-3f;
+        state[i] = i < net.parameter_count() ? value : std::abs(value);
+    }
     net.restore_checkpoint(brain::Checkpoint{net.parameters(), state, 123, 7});
     brain::TrainingCheckpoint checkpoint(net);
     checkpoint.config = brain::TrainConfig{9, 17, false, 99};

@@ -152,8 +152,7 @@ Truth read_truth(const Network& network, const CsvTable& table, const std::vecto
 void print_metrics(std::ostream& out, const Evaluation& e, bool with_loss) {
     if (with_loss) out << "loss      " << number(e.loss) << "\n";
     if (const auto& c = e.classification) {
-        std::uint64_t right = 0;
-        for (std::size_t i = 0; i < c->labels.size(); ++i) right += c->confusion[i][i];
+        const auto right = static_cast<std::uint64_t>(std::llround(c->accuracy * static_cast<double>(c->rows)));
         out << "accuracy  " << fixed(c->accuracy) << " (" << right << "/" << c->rows << ")\n\n";
         std::vector<std::vector<std::string>> rows{{"class", "precision", "recall", "f1", "support"}};
         for (std::size_t i = 0; i < c->labels.size(); ++i) {
@@ -174,8 +173,11 @@ void print_metrics(std::ostream& out, const Evaluation& e, bool with_loss) {
                 for (std::size_t j = 0; j < k; ++j) matrix.back().push_back(std::to_string(c->confusion[i][j]));
             }
             print_table(out, matrix);
-        } else {
+        } else if (!c->confusion.empty()) {
             out << "\nconfusion matrix: " << k << " x " << k << " classes (in --json)\n";
+        } else {
+            out << "\nconfusion matrix: not kept for " << k << " classes (more than " << max_confusion_classes
+                << ")\n";
         }
     } else if (e.accuracy) {
         out << "accuracy  " << fixed(*e.accuracy) << "\n";

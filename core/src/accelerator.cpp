@@ -56,6 +56,10 @@ ShapeSizes shape_sizes(const std::vector<LayerSpec>& layers) {
         BRAIN_CHECK_ARG(l.inputs >= 1 && l.outputs >= 1 && l.inputs <= k_max_width && l.outputs <= k_max_width,
                         "layer ", i, " has ", l.inputs, " inputs and ", l.outputs,
                         " outputs; widths must be in [1, ", k_max_width, "] (the plugin ABI's uint32)");
+        BRAIN_CHECK_ARG(to_string(l.activation) != "unknown_activation", "layer ", i, ": unknown activation value ",
+                        static_cast<int>(l.activation),
+                        "; use one of linear, relu, leaky_relu, sigmoid, tanh, "
+                        "softmax, gelu");
         BRAIN_CHECK_ARG(i == 0 || l.inputs == layers[i - 1].outputs, "layer ", i, " takes ", l.inputs,
                         " inputs but layer ", i - 1, " has ", layers[i - 1].outputs, " outputs; layers must chain");
         out.parameters = s.add(out.parameters, s.add(s.mul(l.outputs, l.inputs), l.outputs));
@@ -176,6 +180,8 @@ std::uint64_t estimate_tensor_memory_bytes(const Network& network, std::size_t b
 
 MemoryEstimate estimate_tensor_memory(const std::vector<LayerSpec>& layers, std::uint64_t batch_size,
                                       Precision precision) {
+    BRAIN_CHECK_ARG(to_string(precision) != "unknown_precision", "unknown precision value ",
+                    static_cast<int>(precision), "; use Precision::Float32, Tf32 or Bf16");
     if (precision != Precision::Bf16) return estimate_tensor_memory(layers, batch_size);
     BRAIN_CHECK_ARG(batch_size > 0, "batch_size is 0; expected at least 1");
     const Bf16Sizes sizes = bf16_sizes(layers);

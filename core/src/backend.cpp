@@ -58,8 +58,8 @@ TrainingBackend TrainingBackend::plugin(std::string name, int device, std::uint6
     BRAIN_CHECK_ARG(!name.empty(), "plugin name is empty; expected e.g. \"cuda\" or the x of libbrain_x.so");
     for (char c : name) {
         const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-        BRAIN_CHECK_ARG(ok, "plugin name \"", name,
-                        "\" has a character other than lower-case letters, digits, '_' and '-'");
+        BRAIN_CHECK_ARG(ok, "plugin name ", quote_excerpt(name),
+                        " has a character other than lower-case letters, digits, '_' and '-'");
     }
     check_budget(memory_budget_mib, false, name.c_str());
     return TrainingBackend(std::move(name), device, memory_budget_mib);
@@ -84,8 +84,8 @@ TrainingBackend TrainingBackend::parse(const std::string& spec, std::uint64_t me
                 int device = 0;
                 const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), device);
                 BRAIN_CHECK_ARG(ec == std::errc() && end == index.data() + index.size() && !index.empty(),
-                                "backend \"", spec, "\": the device index \"", index,
-                                "\" is not a number; expected e.g. cuda:0, cuda:0,1 or cuda:all");
+                                "backend ", quote_excerpt(spec), ": the device index ", quote_excerpt(index),
+                                " is not a number; expected e.g. cuda:0, cuda:0,1 or cuda:all");
                 devices.push_back(device);
                 if (comma == std::string::npos) break;
                 begin = comma + 1;
@@ -93,8 +93,8 @@ TrainingBackend TrainingBackend::parse(const std::string& spec, std::uint64_t me
         }
     }
     if (name == "cpu") {
-        BRAIN_CHECK_ARG(!all && devices.size() == 1 && devices[0] == 0, "backend \"", spec,
-                        "\": the CPU backend has one device, 0");
+        BRAIN_CHECK_ARG(!all && devices.size() == 1 && devices[0] == 0, "backend ", quote_excerpt(spec),
+                        ": the CPU backend has one device, 0");
         return cpu(memory_budget_mib);
     }
     TrainingBackend out = name == "cuda"    ? (all ? cuda_all(memory_budget_mib) : cuda(0, memory_budget_mib))
@@ -109,6 +109,10 @@ TrainingBackend TrainingBackend::parse(const std::string& spec, std::uint64_t me
 }
 
 TrainingBackend TrainingBackend::with_precision(Precision precision) const {
+    BRAIN_CHECK_ARG(to_string(precision) != "unknown_precision",
+                    "TrainingBackend::with_precision: unknown precision "
+                    "value ",
+                    static_cast<int>(precision), "; use Precision::Float32, Tf32 or Bf16");
     TrainingBackend copy = *this;
     copy.m_precision = precision;
     return copy;
@@ -134,10 +138,10 @@ TrainingBackend TrainingBackend::with_processes(int rank, int world_size, std::s
     BRAIN_CHECK_ARG(rank >= 0 && rank < world_size, "rank is ", rank, " but the world has ", world_size,
                     " process(es); expected 0 <= rank < ", world_size);
     if (world_size > 1) {
-        BRAIN_CHECK_ARG(rendezvous.rfind("file:", 0) == 0 || rendezvous.rfind("tcp:", 0) == 0, "rendezvous \"",
-                        rendezvous, "\" for ", world_size,
+        BRAIN_CHECK_ARG(rendezvous.rfind("file:", 0) == 0 || rendezvous.rfind("tcp:", 0) == 0, "rendezvous ",
+                        quote_excerpt(rendezvous), " for ", world_size,
                         " processes is neither file:<path> (a path every process can reach) nor tcp:<host>:<port>");
-        BRAIN_CHECK_ARG(rendezvous.size() > 5, "rendezvous \"", rendezvous, "\" names no path or host");
+        BRAIN_CHECK_ARG(rendezvous.size() > 5, "rendezvous ", quote_excerpt(rendezvous), " names no path or host");
     }
     TrainingBackend copy = *this;
     copy.m_rank = rank;

@@ -51,6 +51,8 @@ void Callback::restore_state(const CallbackState&) {}
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : m_options(std::move(options)) {
     BRAIN_CHECK_ARG(std::isfinite(m_options.min_delta) && m_options.min_delta >= 0.0,
                     "EarlyStopping: min_delta is ", m_options.min_delta, "; expected a finite number >= 0");
+    BRAIN_CHECK_ARG(to_string(m_options.mode) != "unknown", "EarlyStopping: unknown mode value ",
+                    static_cast<int>(m_options.mode), "; use MonitorMode::Auto, Min or Max");
 }
 
 namespace {
@@ -195,6 +197,8 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : m_options(std
     BRAIN_CHECK_ARG(!m_options.path.empty(), "ModelCheckpoint: no path; give where to write, e.g. "
                                              "\"run/epoch-{epoch}.json\"");
     BRAIN_CHECK_ARG(m_options.every_epochs >= 1, "ModelCheckpoint: every_epochs is 0; expected at least 1");
+    BRAIN_CHECK_ARG(to_string(m_options.mode) != "unknown", "ModelCheckpoint: unknown mode value ",
+                    static_cast<int>(m_options.mode), "; use MonitorMode::Auto, Min or Max");
 }
 
 std::filesystem::path ModelCheckpoint::path_for(std::uint64_t epoch) const {

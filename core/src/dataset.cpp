@@ -35,6 +35,7 @@ void check_finite(const Matrix& m, const char* what) {
 } // namespace
 
 void Standardization::apply(Matrix& x) const {
+    (void)MatrixView(x); // the storage holds rows * cols values
     BRAIN_CHECK_ARG(mean.size() == x.cols() && stddev.size() == x.cols(), "Standardization: expected ", mean.size(),
                     " feature columns (mean) and ", stddev.size(), " (stddev), found ", x.cols(),
                     " columns in the input");
@@ -45,6 +46,8 @@ void Standardization::apply(Matrix& x) const {
 }
 
 Dataset::Dataset(Matrix features, Matrix targets) : m_features(std::move(features)), m_targets(std::move(targets)) {
+    (void)MatrixView(m_features); // each storage holds rows * cols values
+    (void)MatrixView(m_targets);
     BRAIN_CHECK_ARG(m_features.rows() == m_targets.rows(), "Dataset: features have ", m_features.rows(),
                     " rows but targets have ", m_targets.rows(), "; give one target row per feature row");
     BRAIN_CHECK_ARG(m_features.rows() > 0, "Dataset: no rows; a data set needs at least one row");
@@ -73,6 +76,24 @@ void Dataset::set_class_labels(std::vector<std::string> labels) {
                     " (one per target column", target_width() == 1 ? ", or 2 for a 0/1 target" : "", "), found ",
                     labels.size());
     m_class_labels = std::move(labels);
+}
+
+void Dataset::set_standardization(std::optional<Standardization> s) {
+    if (s) {
+        BRAIN_CHECK_ARG(s->mean.size() == input_width() && s->stddev.size() == input_width(),
+                        "Dataset::set_standardization: expected ", detail::count_of(input_width(), "mean"), " and ",
+                        detail::count_of(input_width(), "deviation"), " (one per feature column), found ",
+                        s->mean.size(), " and ", s->stddev.size());
+        for (std::size_t c = 0; c < s->mean.size(); ++c) {
+            BRAIN_CHECK_ARG(std::isfinite(s->mean[c]), "Dataset::set_standardization: the mean of column ", c,
+                            " is ", s->mean[c], "; expected a finite number");
+            // Inputs are divided by it: zero, subnormal, negative or infinite deviations give infinities or NaN.
+            BRAIN_CHECK_ARG(std::isnormal(s->stddev[c]) && s->stddev[c] > 0.0f,
+                            "Dataset::set_standardization: the standard deviation of column ", c, " is ",
+                            s->stddev[c], "; expected a positive normal float32 (at least 1.17549435e-38)");
+        }
+    }
+    m_standardization = std::move(s);
 }
 
 Dataset& Dataset::standardize() {

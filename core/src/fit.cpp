@@ -28,6 +28,8 @@ public:
     std::uint64_t epoch() const noexcept { return m_epoch; }
     std::uint64_t last_epoch() const noexcept { return m_last; }
     float loss() const noexcept { return m_loss; }
+    // Where the run is: callbacks' on_train_begin, the epochs, or on_train_end.
+    enum class Phase { Begin, Epochs, End };
     const std::optional<Evaluation>& validation() const noexcept { return m_validation; }
     float learning_rate() const noexcept { return m_session.learning_rate(); }
     std::optional<double> monitored(std::string_view name) const;
@@ -35,16 +37,30 @@ public:
     std::string default_monitor() const { return m_options.validation ? "val_loss" : "loss"; }
     const Network& weights();
     void stop(std::string reason) {
+        // Every epoch has run by on_train_end: there is nothing left to stop.
+        if (m_phase == Phase::End && m_epoch == m_last) return;
         if (m_stop_reason.empty())
             m_stop_reason = reason.empty() ? "a callback stopped training" : std::move(reason);
     }
     bool stopping() const noexcept { return !m_stop_reason.empty(); }
     void restore_weights(const Checkpoint& weights, std::uint64_t epoch) {
+        // Checked now, not when the run ends, so that the error names the call that made it.
+        BRAIN_CHECK_ARG(weights.parameters.size() == m_trained.parameter_count(),
+                        "FitContext::restore_weights: the weights hold ", weights.parameters.size(),
+                        " parameters, this network ", m_trained.parameter_count(),
+                        "; give a checkpoint of this run's network");
+        BRAIN_CHECK_ARG(epoch <= m_epoch, "FitContext::restore_weights: epoch ", epoch,
+                        " has not been trained yet (the run is at epoch ", m_epoch,
+                        "); give the epoch the weights were taken at");
         m_restore = weights;
         m_restore_epoch = epoch;
     }
     void save_checkpoint(std::filesystem::path path, std::vector<std::filesystem::path> inputs) {
-        m_pending.emplace_back(std::move(path), std::move(inputs));
+        // Within the epochs it waits for every callback to see the epoch; before or after them nothing is pending.
+        if (m_phase == Phase::Epochs)
+            m_pending.emplace_back(std::move(path), std::move(inputs));
+        else
+            resumable().save(path, inputs);
     }
 
 private:
@@ -69,6 +85,7 @@ private:
     std::uint64_t m_restore_epoch = 0;
     std::vector<std::pair<std::filesystem::path, std::vector<std::filesystem::path>>> m_pending;
     std::optional<std::uint64_t> m_fingerprint;
+    Phase m_phase = Phase::Begin;
 };
 
 std::vector<std::string> FitRun::monitors() const {
@@ -89,6 +106,7 @@ std::vector<std::string> FitRun::monitors() const {
 }
 
 std::optional<double> FitRun::monitored(std::string_view name) const {
+    if (m_epoch == m_first) return std::nullopt; // no epoch of this run yet
     if (name == "loss") return m_loss;
     if (!name.starts_with("val_") || !m_validation) return std::nullopt;
     return m_validation->value(name.substr(4));
@@ -156,6 +174,7 @@ FitReport FitRun::run() {
         context.require_monitor(plateau_monitor, "the reduce-on-plateau schedule");
     }
     for (const auto& callback : m_options.callbacks) callback->on_train_begin(context);
+    m_phase = Phase::Epochs;
 
     // With nothing to run between epochs (no callback, hook, validation or schedule), the epochs go to the session
     // in one call, which a device plugin queues back to back instead of waiting for each.
@@ -187,6 +206,7 @@ FitReport FitRun::run() {
             m_pending.clear();
         }
     }
+    m_phase = Phase::End;
     for (const auto& callback : m_options.callbacks) callback->on_train_end(context);
 
     if (m_restore) {
@@ -308,6 +328,18 @@ FitReport Network::fit_with_backend(const Dataset& data, const TrainConfig& conf
                                     const FitOptions& options) {
     BRAIN_CHECK_ARG(config.epochs > 0, "epochs is 0; expected at least 1");
     detail::validate_training_input(*this, data, config);
+    if (const Dataset* v = options.validation) {
+        // Checked before the first epoch, not after it, and named as the validation set.
+        BRAIN_CHECK_ARG(v->size() > 0, "the validation set is empty; give at least one row, or no validation set");
+        BRAIN_CHECK_ARG(v->input_width() == input_size() && v->target_width() == output_size(),
+                        "the validation set has ", v->input_width(), " feature and ", v->target_width(),
+                        " target columns; the network takes ", input_size(), " and gives ", output_size());
+        detail::check_targets(m_loss, v->targets().data().data(), v->size(), v->target_width(), 0,
+                              "the validation set");
+    }
+    for (std::size_t i = 0; i < options.callbacks.size(); ++i)
+        BRAIN_CHECK_ARG(options.callbacks[i] != nullptr, "FitOptions::callbacks[", i,
+                        "] is null; give each callback as a std::shared_ptr to an object");
     if (options.resume) detail::check_resume(*this, data, config, *options.resume);
     // Train a copy: this network changes only when every epoch succeeded, so an error leaves the last good
     // weights in place. The data set's metadata is adopted first, so that models and checkpoints written during

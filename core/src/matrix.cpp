@@ -56,4 +56,12 @@ Matrix::Matrix(std::initializer_list<std::initializer_list<float>> rows) {
     }
 }
 
+MatrixView::MatrixView(const Matrix& matrix)
+    : m_data(matrix.data().data()), m_rows(matrix.rows()), m_cols(matrix.cols()) {
+    // data() hands out the vector itself, so its size is checked wherever a matrix is read.
+    BRAIN_CHECK_ARG(matrix.data().size() == checked_size(m_rows, m_cols), "Matrix: a ", m_rows, " x ", m_cols,
+                    " matrix needs ", m_rows * m_cols, " values, but its storage holds ", matrix.data().size(),
+                    "; keep data().size() equal to rows() * cols() (build a new Matrix to change its shape)");
+}
+
 } // namespace brain

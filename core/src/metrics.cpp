@@ -39,23 +39,24 @@ ClassificationMetrics classification_metrics(const std::vector<std::size_t>& tru
     ClassificationMetrics m;
     m.labels = std::move(labels);
     m.rows = truth.size();
-    m.confusion.assign(k, std::vector<std::uint64_t>(k, 0));
+    // The scores need only each class's hits, predictions and rows; the K x K matrix is kept while it is small.
+    const bool keep_confusion = k <= max_confusion_classes;
+    if (keep_confusion) m.confusion.assign(k, std::vector<std::uint64_t>(k, 0));
+    std::vector<std::uint64_t> hits(k, 0), predicted_as(k, 0), actual(k, 0);
     std::uint64_t right = 0;
     for (std::size_t r = 0; r < truth.size(); ++r) {
         BRAIN_CHECK_ARG(truth[r] < k && predicted[r] < k, "classification metrics: row ", r, " has true class ",
                         truth[r], " and predicted class ", predicted[r], "; classes are 0 to ", k - 1);
-        ++m.confusion[truth[r]][predicted[r]];
-        right += truth[r] == predicted[r] ? 1 : 0;
+        if (keep_confusion) ++m.confusion[truth[r]][predicted[r]];
+        ++predicted_as[predicted[r]];
+        ++actual[truth[r]];
+        if (truth[r] == predicted[r]) {
+            ++hits[truth[r]];
+            ++right;
+        }
     }
     m.accuracy = static_cast<double>(right) / static_cast<double>(m.rows);
-    for (std::size_t c = 0; c < k; ++c) {
-        std::uint64_t predicted_as = 0, actual = 0;
-        for (std::size_t o = 0; o < k; ++o) {
-            predicted_as += m.confusion[o][c];
-            actual += m.confusion[c][o];
-        }
-        m.per_class.push_back(scores(m.confusion[c][c], predicted_as, actual));
-    }
+    for (std::size_t c = 0; c < k; ++c) m.per_class.push_back(scores(hits[c], predicted_as[c], actual[c]));
     for (const ClassScores& s : m.per_class) {
         const double weight = static_cast<double>(s.support) / static_cast<double>(m.rows);
         m.macro.precision += s.precision / static_cast<double>(k);

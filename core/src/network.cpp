@@ -1,5 +1,6 @@
 // Network's host-side inference (predict, evaluate) and state management. Training lives in fit.cpp.
 #include "network_rules.hpp"
+#include "training_input.hpp"
 
 #include <algorithm>
 #include <brain/dense_math.hpp>
@@ -7,6 +8,7 @@
 #include <brain/network.hpp>
 #include <brain/vector_math.hpp>
 #include <cmath>
+#include <cstdint>
 
 namespace brain {
 
@@ -101,6 +103,7 @@ bool Network::is_classifier() const noexcept {
 
 Matrix Network::predict(MatrixView inputs) const {
     validate();
+    detail::require_readable(inputs, "Network::predict");
     if (inputs.cols() != input_size()) {
         std::string names;
         for (std::size_t i = 0; i < m_feature_names.size() && i < 8; ++i)
@@ -152,6 +155,8 @@ Evaluation Network::evaluate(const Dataset& data) const {
                     " outputs, the data set has ", data.target_width(), " target columns");
     const Matrix& t_all = data.targets();
     const std::size_t rows = data.size(), k = output_size();
+    // The targets training would refuse (a cross-entropy's outside its range) give a meaningless loss here too.
+    detail::check_targets(m_loss, t_all.data().data(), rows, k, 0, "Network::evaluate");
     const auto activation = static_cast<int32_t>(m_layers.back().activation);
     const bool classifier = is_classifier();
     // One label per row: a softmax output, or a single sigmoid unit (classes 0 and 1). Several sigmoid units are
@@ -212,6 +217,7 @@ Evaluation Network::evaluate(const Dataset& data) const {
 }
 
 void Network::restore_checkpoint(const Checkpoint& checkpoint) {
+    detail::require_layers(*this);
     BRAIN_CHECK_ARG(checkpoint.parameters.size() == m_parameters.size(), "Network::restore_checkpoint: expected ",
                     m_parameters.size(), " parameters, the checkpoint has ", checkpoint.parameters.size(),
                     "; it was taken from a different network");
@@ -224,6 +230,20 @@ void Network::restore_checkpoint(const Checkpoint& checkpoint) {
                     "Network::restore_checkpoint: ", detail::describe_parameter(m_layers, i), " is ",
                     checkpoint.parameters[i],
                     "; training diverged (lower the learning rate or standardize inputs)");
+    // Refused here, naming the value, rather than at the next fit as a divergence it is not.
+    const std::size_t count = m_parameters.size();
+    for (std::size_t i = 0; i < checkpoint.optimizer_state.size(); ++i) {
+        const float value = checkpoint.optimizer_state[i];
+        const bool second_moment = m_optimizer.kind != Optimizer::Kind::Sgd && i >= count;
+        BRAIN_CHECK_ARG(std::isfinite(value) && (!second_moment || value >= 0.0f),
+                        "Network::restore_checkpoint: optimizer-state value ", i, " (",
+                        m_optimizer.kind == Optimizer::Kind::Sgd ? "velocity"
+                        : second_moment                          ? "second moment"
+                                                                 : "first moment",
+                        " of ", detail::describe_parameter(m_layers, i % count), ") is ", value, "; expected ",
+                        second_moment ? "a finite number >= 0" : "a finite number",
+                        " (a checkpoint taken from a session of this network)");
+    }
     m_parameters = checkpoint.parameters;
     m_optimizer_state = checkpoint.optimizer_state;
     m_optimizer_step = checkpoint.optimizer_step;
@@ -231,6 +251,7 @@ void Network::restore_checkpoint(const Checkpoint& checkpoint) {
 }
 
 void Network::set_parameters(std::vector<float> parameters) {
+    detail::require_layers(*this);
     BRAIN_CHECK_ARG(parameters.size() == m_parameters.size(), "Network::set_parameters: expected ",
                     m_parameters.size(), " values (all weights then biases of each layer), found ",
                     parameters.size());
@@ -242,6 +263,7 @@ void Network::set_parameters(std::vector<float> parameters) {
 }
 
 void Network::adopt_dataset_metadata(const Dataset& data) {
+    detail::require_layers(*this);
     BRAIN_CHECK_ARG(data.input_width() == input_size(), "Network::adopt_dataset_metadata: the network expects ",
                     input_size(), " feature columns, the data set has ", data.input_width());
     BRAIN_CHECK_ARG(data.target_width() == output_size(), "Network::adopt_dataset_metadata: the network has ",
@@ -256,9 +278,21 @@ void Network::adopt_dataset_metadata(const Dataset& data) {
     m_class_labels = data.class_labels();
 }
 
+void detail::require_layers(const Network& network) {
+    BRAIN_CHECK(!network.layers().empty(), ErrorCode::InvalidState,
+                "Network: no layers (the network was moved from); use the network it was moved to, or build one");
+}
+
+void detail::require_readable(MatrixView view, const char* who) {
+    BRAIN_CHECK_ARG(view.cols() == 0 || view.rows() <= SIZE_MAX / view.cols(), who, ": a view of ", view.rows(),
+                    " x ", view.cols(), " values overflows size_t; give the shape of the rows it views");
+    BRAIN_CHECK_ARG(view.data() != nullptr || view.size() == 0, who, ": the view of ", view.rows(), " x ",
+                    view.cols(), " values has no address (a null pointer); point it at the rows");
+}
+
 void Network::validate() const {
     // Guards internal invariants (e.g. after a friend edited the members); a failure is a bug, not bad input.
-    BRAIN_CHECK(!m_layers.empty(), ErrorCode::InvalidState, "Network: no layers (a default-constructed network)");
+    detail::require_layers(*this);
     for (std::size_t i = 1; i < m_layers.size(); ++i)
         BRAIN_CHECK(m_layers[i].inputs == m_layers[i - 1].outputs, ErrorCode::InvalidState, "Network: layer ", i,
                     " has ", m_layers[i].inputs, " inputs but layer ", i - 1, " has ", m_layers[i - 1].outputs,

@@ -34,6 +34,12 @@ std::size_t parameter_count(const std::vector<LayerSpec>& layers) noexcept;
 // zero biases.
 std::vector<float> initial_parameters(const std::vector<LayerSpec>& layers, std::uint64_t seed);
 
+// InvalidArgument for a view that cannot be read: a null address for rows, or rows x cols past size_t.
+void require_readable(MatrixView view, const char* who);
+
+// InvalidState for a network without layers: one that was moved from (a Network is never built empty).
+void require_layers(const Network& network);
+
 // "layer 1 weight [2, 3]" / "layer 0 bias [4]" for a flat parameter index (for error messages).
 std::string describe_parameter(const std::vector<LayerSpec>& layers, std::size_t index);
 

@@ -23,6 +23,7 @@ namespace {
 // The column count of raw inputs, checked before anything reaches a backend.
 void check_columns(const char* who, MatrixView inputs, std::size_t input_size,
                    const std::vector<std::string>& feature_names) {
+    detail::require_readable(inputs, who);
     if (inputs.cols() == input_size) return;
     std::string names;
     for (std::size_t i = 0; i < feature_names.size() && i < 8; ++i) names += (i ? ", " : " (") + feature_names[i];
@@ -173,6 +174,7 @@ struct Predictor::Impl {
 
 Predictor::Predictor(const Network& network, const TrainingBackend& backend, std::size_t max_batch_rows)
     : m_impl(std::make_unique<Impl>(backend)) {
+    detail::require_layers(network);
     Impl& p = *m_impl;
     p.plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
     const brain_plugin_api& api = p.plugin->api();
@@ -386,7 +388,8 @@ std::size_t Predictor::batch_rows() const noexcept {
     return m_impl ? m_impl->batch_rows : 0;
 }
 
-const TrainingBackend& Predictor::backend() const noexcept {
+const TrainingBackend& Predictor::backend() const {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "predictor was moved from; use the moved-to predictor");
     return m_impl->backend;
 }
 
@@ -399,6 +402,7 @@ bool Predictor::is_open() const noexcept {
 }
 
 Matrix Network::predict_with_backend(MatrixView inputs, const TrainingBackend& backend) const {
+    detail::require_layers(*this);
     // The columns before the backend opens; the values stream with the rows (Predictor::predict).
     check_columns("Network::predict_with_backend", inputs, input_size(), feature_names());
     // The batch never needs to be larger than the input.

@@ -14,6 +14,9 @@ namespace brain {
 
 namespace {
 
+// The most steps per epoch a schedule follows (its rates are 4 bytes a step, made an epoch at a time).
+constexpr std::uint64_t max_steps_per_epoch = std::uint64_t{1} << 30;
+
 std::string lower(std::string_view text) {
     std::string out;
     for (char c : text) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
@@ -65,9 +68,10 @@ std::string_view to_string(MonitorMode mode) noexcept {
         return "min";
     case MonitorMode::Max:
         return "max";
-    default:
+    case MonitorMode::Auto:
         return "auto";
     }
+    return "unknown";
 }
 
 MonitorMode parse_monitor_mode(std::string_view text) {
@@ -201,6 +205,10 @@ void LearningRateSchedule::validate() const {
                         "; expected a number in (0, 1) that multiplies the rate on a plateau");
         finite_at_least(m_plateau.threshold, 0.0f, "threshold");
         finite_at_least(m_plateau.min_rate, 0.0f, "min (the lowest rate)");
+        BRAIN_CHECK_ARG(brain::to_string(m_plateau.mode) != "unknown",
+                        "learning-rate schedule plateau: unknown mode "
+                        "value ",
+                        static_cast<int>(m_plateau.mode), "; use MonitorMode::Auto, Min or Max");
         break;
     case Kind::Constant:
         break;
@@ -352,6 +360,10 @@ std::string LearningRateSchedule::to_string() const {
 
 void LearningRateSchedule::start(float base_rate, std::uint64_t steps_per_epoch, std::uint64_t run_epochs) {
     BRAIN_CHECK_ARG(steps_per_epoch >= 1, "learning-rate schedule: an epoch must have at least one step");
+    // Each epoch's rates are one float per step (next_epoch_rates).
+    BRAIN_CHECK_ARG(steps_per_epoch <= max_steps_per_epoch, "learning-rate schedule: ", steps_per_epoch,
+                    " steps per epoch, more than the ", max_steps_per_epoch,
+                    " a schedule follows; use a larger batch size");
     if (started()) {
         BRAIN_CHECK_ARG(m_state.steps_per_epoch == steps_per_epoch, "the learning-rate schedule ", to_string(),
                         " started with ", m_state.steps_per_epoch, " steps per epoch, but this run has ",
@@ -376,6 +388,15 @@ void LearningRateSchedule::start(float base_rate, std::uint64_t steps_per_epoch,
     if (m_kind == Kind::Cosine || m_kind == Kind::OneCycle)
         m_state.horizon_epochs = m_epochs ? m_epochs : std::max<std::uint64_t>(run_epochs, 1);
     m_state.plateau_rate = base_rate;
+    // A warm-up past the horizon would still be rising where the anneal should have ended.
+    if (m_kind == Kind::Cosine && warmup_steps() > m_state.horizon_epochs * steps_per_epoch) {
+        const ScheduleState horizon = m_state;
+        m_state = ScheduleState{};
+        BRAIN_THROW(
+            ErrorCode::InvalidArgument, "the learning-rate schedule ", to_string(), " warms up for ",
+            m_warmup_epochs, " epochs, longer than its horizon of ", horizon.horizon_epochs,
+            " epochs (the run's epochs unless epochs= is given); shorten the warm-up or lengthen the horizon");
+    }
 }
 
 void LearningRateSchedule::restore(const ScheduleState& state) {

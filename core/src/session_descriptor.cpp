@@ -1,3 +1,4 @@
+#include "network_rules.hpp"
 #include "training_input.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@ namespace brain {
 namespace detail {
 
 void validate_training_input(const Network& network, const Dataset& data, const TrainConfig& config) {
+    require_layers(network);
     BRAIN_CHECK(data.size() > 0, ErrorCode::InvalidData,
                 "the training data set is empty; expected at least one row");
     BRAIN_CHECK_ARG(data.input_width() == network.input_size(), "the data set has ", data.input_width(),

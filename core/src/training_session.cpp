@@ -359,7 +359,8 @@ std::vector<AcceleratorStats> TrainingSession::device_stats() const {
     return out;
 }
 
-const TrainingBackend& TrainingSession::backend() const noexcept {
+const TrainingBackend& TrainingSession::backend() const {
+    BRAIN_CHECK(m_impl, ErrorCode::InvalidState, "training session was moved from; use the moved-to session");
     return m_impl->backend;
 }
 

@@ -33,14 +33,14 @@ public:
     std::uint64_t epoch() const noexcept;
     // The epoch count this fit reaches if it is not stopped.
     std::uint64_t last_epoch() const noexcept;
-    // The epoch's mean training loss.
+    // The epoch's mean training loss (0 in on_train_begin, before any epoch of this run).
     float loss() const noexcept;
     // The validation set's evaluation after the epoch (with FitOptions::validation), with its metrics.
     const std::optional<Evaluation>& validation() const noexcept;
     // The learning rate of the epoch's last step.
     float learning_rate() const noexcept;
     // A monitored quantity: "loss", "val_loss" or "val_<name>" for every name Evaluation::value knows; nullopt
-    // when this run has no such value (e.g. val_ names without a validation set).
+    // when this run has no such value (e.g. val_ names without a validation set, or before its first epoch).
     std::optional<double> monitored(std::string_view name) const;
     // Throws InvalidArgument unless `name` is a quantity this run reports each epoch, listing those it does.
     void require_monitor(std::string_view name, std::string_view who) const;
@@ -49,13 +49,16 @@ public:
     // The network after this epoch: weights, optimizer state and metadata. The first call in an epoch copies them
     // from the backend (a checkpoint); later calls in the same epoch reuse that copy.
     const Network& network();
-    // Stop after this epoch (the callbacks of this epoch still run); `reason` is reported in FitReport.
+    // Stop after this epoch (the callbacks of this epoch still run); `reason` is reported in FitReport. In
+    // on_train_begin it stops before the first epoch; in on_train_end, when every epoch has run, it does nothing.
     void stop_training(std::string reason);
     bool stop_requested() const noexcept;
-    // At the end of the run, give the network these weights instead of the last epoch's (EarlyStopping).
+    // At the end of the run, give the network these weights (of this network, taken at `epoch`, no later than the
+    // epoch trained) instead of the last epoch's (EarlyStopping); else InvalidArgument.
     void restore_weights(const Checkpoint& weights, std::uint64_t epoch);
     // Write a resumable checkpoint of the run as it is after this epoch to `path`, once every callback has seen the
-    // epoch (so that each one's state is saved up to date); whole or not at all, never over `inputs`.
+    // epoch (so that each one's state is saved up to date); whole or not at all, never over `inputs`. Called from
+    // on_train_begin or on_train_end, it writes at once: the run before its first epoch, or as training ended.
     void save_checkpoint(const std::filesystem::path& path, std::vector<std::filesystem::path> inputs = {});
 
 private:

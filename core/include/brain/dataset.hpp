@@ -95,7 +95,9 @@ public:
     // them into the network, which applies them in training, predict and evaluate.
     Dataset& standardize();
     const std::optional<Standardization>& standardization() const noexcept { return m_standardization; }
-    void set_standardization(std::optional<Standardization> s) { m_standardization = std::move(s); }
+    // Record a standardisation (or none): one finite mean and one positive normal deviation per feature column,
+    // else InvalidArgument naming the value.
+    void set_standardization(std::optional<Standardization> s);
 
     // Shuffles (seeded) and splits into (train, validation) with validation_fraction in [0, 1).
     std::pair<Dataset, Dataset> split(double validation_fraction, std::uint64_t seed) const;

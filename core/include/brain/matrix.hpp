@@ -3,10 +3,10 @@
 #pragma once
 
 #include <brain/export.hpp>
-
 #include <cstddef>
 #include <initializer_list>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace brain {
@@ -21,6 +21,21 @@ public:
     Matrix(std::size_t rows, std::size_t cols, std::vector<float> data);
     // From nested rows, e.g. {{0, 1}, {1, 0}}; every row must have the same width.
     Matrix(std::initializer_list<std::initializer_list<float>> rows);
+    Matrix(const Matrix&) = default;
+    Matrix& operator=(const Matrix&) = default;
+    // A move leaves the source an empty 0 x 0 matrix.
+    Matrix(Matrix&& other) noexcept
+        : m_rows(std::exchange(other.m_rows, 0)), m_cols(std::exchange(other.m_cols, 0)),
+          m_data(std::move(other.m_data)) {
+        other.m_data.clear();
+    }
+    Matrix& operator=(Matrix&& other) noexcept {
+        m_rows = std::exchange(other.m_rows, 0);
+        m_cols = std::exchange(other.m_cols, 0);
+        m_data = std::move(other.m_data);
+        other.m_data.clear();
+        return *this;
+    }
 
     std::size_t rows() const noexcept { return m_rows; }
     std::size_t cols() const noexcept { return m_cols; }
@@ -31,7 +46,7 @@ public:
     // Row r as a view into this matrix's storage.
     std::span<const float> row(std::size_t r) const noexcept { return {m_data.data() + r * m_cols, m_cols}; }
     std::span<float> row(std::size_t r) noexcept { return {m_data.data() + r * m_cols, m_cols}; }
-    // The row-major storage.
+    // The row-major storage (keep its size rows() * cols(): every call that reads the matrix checks it).
     const std::vector<float>& data() const noexcept { return m_data; }
     std::vector<float>& data() noexcept { return m_data; }
 
@@ -49,9 +64,9 @@ public:
     // rows x cols values from `data` (rows * cols floats, row-major).
     MatrixView(const float* data, std::size_t rows, std::size_t cols) noexcept
         : m_data(data), m_rows(rows), m_cols(cols) {}
-    // The whole of a Matrix (implicit: every call that takes a view takes a Matrix).
-    MatrixView(const Matrix& matrix) noexcept // NOLINT(google-explicit-constructor)
-        : m_data(matrix.data().data()), m_rows(matrix.rows()), m_cols(matrix.cols()) {}
+    // The whole of a Matrix (implicit: every call that takes a view takes a Matrix). Throws InvalidArgument when
+    // the matrix's storage no longer holds rows * cols values (its data() was resized).
+    BRAIN_API MatrixView(const Matrix& matrix); // NOLINT(google-explicit-constructor)
 
     std::size_t rows() const noexcept { return m_rows; }
     std::size_t cols() const noexcept { return m_cols; }

@@ -29,7 +29,8 @@ struct ClassificationMetrics {
     std::vector<ClassScores> per_class;                // K entries
     ClassScores macro;                                 // unweighted mean over the classes
     ClassScores weighted;                              // mean weighted by support
-    std::vector<std::vector<std::uint64_t>> confusion; // K x K: confusion[true][predicted] row counts
+    std::vector<std::vector<std::uint64_t>> confusion; // K x K: confusion[true][predicted] row counts; empty for
+                                                       // more than max_confusion_classes classes
     std::uint64_t rows = 0;
 };
 
@@ -42,6 +43,10 @@ struct RegressionMetrics {
     std::vector<double> r2;
     std::uint64_t rows = 0;
 };
+
+// The most classes whose K x K confusion matrix the metrics keep (32 MiB of counts); past it, memory stays
+// proportional to K.
+inline constexpr std::size_t max_confusion_classes = 2048;
 
 // The metrics of class predictions against the true classes (each < labels.size()). InvalidArgument when the
 // sizes differ, a class index is out of range, there are no rows or fewer than two labels.

@@ -61,8 +61,9 @@ public:
     static NetworkBuilder builder();
 
     const std::vector<LayerSpec>& layers() const noexcept { return m_layers; }
-    std::size_t input_size() const noexcept { return m_layers.front().inputs; }
-    std::size_t output_size() const noexcept { return m_layers.back().outputs; }
+    // The input and output widths (0 for a moved-from network, which every other call refuses).
+    std::size_t input_size() const noexcept { return m_layers.empty() ? 0 : m_layers.front().inputs; }
+    std::size_t output_size() const noexcept { return m_layers.empty() ? 0 : m_layers.back().outputs; }
     Loss loss() const noexcept { return m_loss; }
     const Optimizer& optimizer() const noexcept { return m_optimizer; }
     std::uint64_t seed() const noexcept { return m_seed; }

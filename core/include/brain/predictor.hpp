@@ -70,7 +70,7 @@ public:
     // The most rows one call into the backend takes (what the budget allowed of the request).
     std::size_t batch_rows() const noexcept;
     // The backend this predictor runs on.
-    const TrainingBackend& backend() const noexcept;
+    const TrainingBackend& backend() const;
     // Release the backend's resources; idempotent. Later calls throw InvalidState.
     void close() noexcept;
     bool is_open() const noexcept;

@@ -79,7 +79,7 @@ public:
     // without per-device stats gives stats() alone).
     std::vector<AcceleratorStats> device_stats() const;
     // The backend this session runs on.
-    const TrainingBackend& backend() const noexcept;
+    const TrainingBackend& backend() const;
     // Release the device resources; idempotent. Later calls throw InvalidState.
     void close() noexcept;
     bool is_open() const noexcept;
