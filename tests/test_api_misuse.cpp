@@ -243,6 +243,11 @@ TEST_CASE("checkpoints, standardisations and schedules holding impossible values
                            }),
               "expected 2 means"));
 
+    const auto empty_npz = temp_path("empty.npz");
+    CHECK(has(expect_error(ErrorCode::InvalidState, [&] { brain::Dataset().save_npz(empty_npz); }),
+              "the data set is empty"));
+    CHECK(!std::filesystem::exists(empty_npz));
+
     auto cosine = brain::LearningRateSchedule::cosine(5.0f, 0.0f, 2);
     CHECK(has(expect_error(ErrorCode::InvalidArgument, [&] { cosine.start(1.0f, 4, 3); }),
               "longer than its horizon of 2 epochs"));

@@ -233,6 +233,11 @@ void save_npz_features(const std::filesystem::path& path, const Matrix& features
 }
 
 void Dataset::save_npz(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs) const {
+    // from_npz refuses an archive without rows: one is never written.
+    BRAIN_CHECK(size() > 0, ErrorCode::InvalidState,
+                "Dataset::save_npz: the data set is empty (it has no rows); "
+                "there is nothing to write to ",
+                quote_excerpt(path.string()));
     detail::npz::Writer writer(path, inputs);
     const auto matrix = [&](const std::string& name, const Matrix& m) {
         const std::string header = detail::npy::float32_header(m.rows(), m.cols());
