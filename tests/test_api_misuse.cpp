@@ -268,5 +268,5 @@ TEST_CASE("backend specifications echo hostile text bounded and escaped", "[core
     CHECK(escaped.find('\x1b') == std::string::npos);
     const std::string with_nul = expect_error(
         ErrorCode::InvalidArgument, [] { (void)brain::TrainingBackend::plugin(std::string("c\0pu", 4), 0, 1); });
-    CHECK(has(with_nul, "character other than"));
+    CHECK(has(with_nul, "cannot name a backend: it has the character"));
 }

@@ -57,7 +57,9 @@ int run_plugins() {
         // The one file each backend name resolves to is marked "used"; train and doctor load exactly that file.
         if (r.selection != PluginRecord::Selection::Used) {
             const bool skipped = r.selection == PluginRecord::Selection::Skipped;
-            std::cout << "\n  " << r.name << (skipped ? "  [skipped]" : "  [not used]") << "\n";
+            // A file named libbrain_.so gives no name at all: its file name stands in.
+            std::cout << "\n  " << (r.name.empty() ? r.path.filename().string() : r.name)
+                      << (skipped ? "  [skipped]" : "  [not used]") << "\n";
             std::cout << "    path:    " << r.path.string() << "\n";
             std::cout << "    reason:  " << r.message << "\n";
             continue;
@@ -91,14 +93,13 @@ int run_plugins() {
 } // namespace
 
 void add_plugins_command(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("plugins", "List every directory searched for backend plugins and every "
-                                              "plugin file found: which file each backend uses (the first regular "
-                                              "libbrain_<name>.so on the path), entries skipped (not regular "
-                                              "files) or not used (a later copy), the load stage reached, ok or "
-                                              "the precise failure, ABI version, the device count or why it has "
-                                              "none, and what it runs: activations, losses, optimizers and "
-                                              "precisions (an ABI 1.0 or 1.1 plugin is taken to run the ABI 1.0 "
-                                              "set), what it lacks and why.");
+    auto* cmd = app.add_subcommand(
+        "plugins", "List every directory searched for backend plugins and every plugin file found: which file each "
+                   "backend uses (the first regular libbrain_<name>.so on the path), entries skipped (not regular "
+                   "files, or names no backend can have) or not used (a later copy), the load stage reached, ok or "
+                   "the precise failure, ABI version, the device count or why it has none, and what it runs: "
+                   "activations, losses, optimizers and precisions (an ABI 1.0 or 1.1 plugin is taken to run the "
+                   "ABI 1.0 set), what it lacks and why.");
     cmd->callback([&exit_code] { exit_code = run_plugins(); });
 }
 

@@ -13,9 +13,13 @@ std::optional<AcceleratorReport> accelerator_doctor(const TrainingBackend& backe
     // Without a budget the CPU has nothing to probe; with one, its plugin checks that the budget can be allocated.
     if (backend.is_cpu() && backend.memory_budget_mib() == 0) return std::nullopt;
     auto plugin = detail::PluginRegistry::instance().get(backend.plugin_name());
+    // Memory the plugin does not fill in reads as unknown (-1), never as a fake 0.
     brain_device_report raw{};
     raw.struct_size = sizeof(raw);
-    plugin->check(plugin->api().probe(backend.device(), backend.memory_budget_mib() * 1024ull * 1024ull, &raw));
+    raw.total_memory_mib = -1;
+    raw.free_memory_mib = -1;
+    plugin->call("probe", plugin->api().probe, static_cast<std::int32_t>(backend.device()),
+                 static_cast<std::uint64_t>(backend.memory_budget_mib() * 1024ull * 1024ull), &raw);
     return detail::report_from_plugin(raw, backend.plugin_name() + ":" + std::to_string(backend.device()),
                                       backend.plugin_name());
 }

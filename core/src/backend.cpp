@@ -1,3 +1,5 @@
+#include "plugin_name.hpp"
+
 #include <brain/backend.hpp>
 #include <brain/error.hpp>
 #include <charconv>
@@ -56,11 +58,9 @@ TrainingBackend TrainingBackend::metal(int device, std::uint64_t memory_budget_m
 
 TrainingBackend TrainingBackend::plugin(std::string name, int device, std::uint64_t memory_budget_mib) {
     BRAIN_CHECK_ARG(!name.empty(), "plugin name is empty; expected e.g. \"cuda\" or the x of libbrain_x.so");
-    for (char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-        BRAIN_CHECK_ARG(ok, "plugin name ", quote_excerpt(name),
-                        " has a character other than lower-case letters, digits, '_' and '-'");
-    }
+    const std::string problem = detail::plugin_name_problem(name);
+    BRAIN_CHECK_ARG(problem.empty(), "plugin name ", quote_excerpt(name), " cannot name a backend: ", problem, "; ",
+                    detail::k_plugin_name_rule, " (the x of libbrain_x.so)");
     check_budget(memory_budget_mib, false, name.c_str());
     return TrainingBackend(std::move(name), device, memory_budget_mib);
 }

@@ -2,9 +2,9 @@
 #include "capability_checks.hpp"
 
 #include "plugin_registry.hpp"
+#include "plugin_text.hpp"
 
 #include <brain/error.hpp>
-#include <cstring>
 
 namespace brain {
 
@@ -75,15 +75,19 @@ PluginCapabilities read_capabilities(const brain_plugin_api& api, const std::str
     }
     brain_capabilities raw{};
     raw.struct_size = sizeof(raw);
-    throw_plugin_error(api, plugin, api.capabilities(&raw));
+    throw_plugin_error(api, plugin, guarded_call(plugin, "capabilities", [&] { return api.capabilities(&raw); }));
     out.declared = true;
     out.activations = raw.activations & known_bits(k_activations);
     out.losses = raw.losses & known_bits(k_losses);
     out.optimizers = raw.optimizers & known_bits(k_optimizers);
     out.precisions = raw.precisions & known_bits(k_precisions);
+    // A feature served by entries counts only when the table has them: a bit alone offers nothing the core can
+    // call.
     out.features = raw.features;
+    if (!api.session_set_step_learning_rates) out.features &= ~BRAIN_FEATURE_STEP_LEARNING_RATES;
+    if (!api.predictor_open) out.features &= ~(BRAIN_FEATURE_PREDICT | BRAIN_FEATURE_PREDICT_CHECKS_INPUTS);
     out.max_devices = raw.max_devices == 0 ? 1 : raw.max_devices;
-    out.notes.assign(raw.notes, strnlen(raw.notes, sizeof(raw.notes)));
+    out.notes = plugin_array_text(raw.notes);
     return out;
 }
 
@@ -133,8 +137,7 @@ void require_devices(const PluginCapabilities& c, const TrainingBackend& backend
 }
 
 std::vector<int> every_device(Plugin& plugin, const TrainingBackend& backend) {
-    std::int32_t count = 0;
-    plugin.check(plugin.api().device_count(&count));
+    const int count = plugin.device_count();
     BRAIN_CHECK(count > 0, ErrorCode::DeviceNotFound, "backend ", backend.describe(),
                 " asks for every device, and the ", backend.plugin_name(),
                 " plugin sees none; run brain doctor --backend ", backend.plugin_name(), ":0 to see why");

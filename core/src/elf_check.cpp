@@ -1,9 +1,9 @@
 #include "elf_check.hpp"
 
-#include <elf.h>
-
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <elf.h>
 #include <fstream>
 #include <vector>
 
@@ -23,8 +23,12 @@ std::optional<std::string> check_shared_object(const std::filesystem::path& path
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     if (ec) return "its size cannot be read (" + ec.message() + ")";
+    errno = 0;
     std::ifstream in(path, std::ios::binary);
-    if (!in) return "it cannot be opened for reading";
+    // The stream keeps no reason of its own; errno still holds the one open() gave.
+    if (!in)
+        return "it cannot be opened for reading (" + std::string(errno ? std::strerror(errno) : "reason unknown") +
+               "); check that the file is readable by this user";
     Elf64_Ehdr header{};
     in.read(reinterpret_cast<char*>(&header), sizeof(header));
     if (size < EI_NIDENT || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)

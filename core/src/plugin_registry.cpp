@@ -2,6 +2,8 @@
 
 #include "capability_checks.hpp"
 #include "elf_check.hpp"
+#include "plugin_name.hpp"
+#include "plugin_text.hpp"
 #include "plugin_validation.hpp"
 
 #include <algorithm>
@@ -12,11 +14,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <set>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <typeinfo>
 
 namespace brain {
 
@@ -60,6 +65,13 @@ namespace detail {
 
 namespace {
 
+// libbrain_<anything>.so, also with nothing between (libbrain_.so), which discovery reports as misnamed.
+bool is_plugin_file_name(const std::string& base) {
+    const std::size_t p = std::strlen(k_plugin_prefix), s = std::strlen(k_plugin_suffix);
+    return base.size() >= p + s && base.compare(0, p, k_plugin_prefix) == 0 &&
+           base.compare(base.size() - s, s, k_plugin_suffix) == 0;
+}
+
 // BRAIN_LOG_LEVEL in any case; an unknown value is reported once and leaves the default (warning) in place,
 // rather than turning logging off as spdlog's own parser does.
 spdlog::level::level_enum log_level_from_environment() {
@@ -92,10 +104,37 @@ std::shared_ptr<spdlog::logger> logger() {
     return instance;
 }
 
-void host_log(int32_t level, const char* message) {
+// Called by plugins: nothing may be thrown back across the ABI, and their text is not trusted to be printable.
+void host_log(int32_t level, const char* message) noexcept {
     if (!message) return;
-    const auto clamped = static_cast<spdlog::level::level_enum>(level < 0 ? 0 : (level > 5 ? 5 : level));
-    logger()->log(clamped, "{}", message);
+    try {
+        const auto clamped = static_cast<spdlog::level::level_enum>(level < 0 ? 0 : (level > 5 ? 5 : level));
+        logger()->log(clamped, "{}", plugin_text(message, k_plugin_message_bytes));
+    } catch (...) {
+        // Losing one log line is better than unwinding into a plugin.
+    }
+}
+
+// "std::runtime_error" for the exception in flight, or "an unknown type" where the runtime cannot say.
+std::string escaped_type_name() {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    if (!type) return "an unknown type";
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> demangled(
+        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), &std::free);
+    return status == 0 && demangled ? demangled.get() : type->name();
+}
+
+// What the exception in flight says about itself: its type and, for a std::exception, its text.
+std::string describe_escaped_exception() {
+    std::string out = escaped_type_name();
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        out += ", saying " + quote_excerpt(plugin_text(e.what(), k_plugin_message_bytes), 200);
+    } catch (...) {
+    }
+    return out;
 }
 
 const brain_host_api k_host_api = {sizeof(brain_host_api), BRAIN_ABI_VERSION_MAJOR, BRAIN_ABI_VERSION_MINOR,
@@ -176,12 +215,43 @@ const Candidate* chosen(const std::vector<Candidate>& list) {
 
 } // namespace
 
+void throw_escaped_exception(const std::string& plugin, const char* entry) {
+    throw Error(ErrorCode::PluginFailure, "plugin \"" + plugin + "\" let an exception (" +
+                                              describe_escaped_exception() + ") escape from its " + entry +
+                                              " call; a plugin must catch everything and return a brain_error "
+                                              "(brain::sdk::guard does this for C++ plugins). Report it to the "
+                                              "plugin's authors");
+}
+
+void log_escaped_exception(const std::string& plugin, const char* entry) noexcept {
+    try {
+        logger()->warn("plugin \"{}\" let an exception ({}) escape from its {} call, which never fails; it was "
+                       "ignored. Report it to the plugin's authors",
+                       plugin, describe_escaped_exception(), entry);
+    } catch (...) {
+    }
+}
+
 void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, brain_error* error) {
     if (!error) return;
-    const int32_t raw = api.error_code(error);
-    const char* text = api.error_message(error);
-    std::string message = (text && *text) ? text : "(the plugin gave no message)";
-    api.error_destroy(error);
+    // The error is released whatever reading it did, so that a plugin throwing from error_message leaks nothing.
+    int32_t raw = 0;
+    std::string message;
+    std::optional<Error> escaped;
+    try {
+        raw = guarded_call(plugin, "error_code", [&] { return api.error_code(error); });
+        message = plugin_text(guarded_call(plugin, "error_message", [&] { return api.error_message(error); }),
+                              k_plugin_message_bytes);
+    } catch (const Error& e) {
+        escaped = e;
+    }
+    try {
+        guarded_call(plugin, "error_destroy", [&] { api.error_destroy(error); });
+    } catch (const Error& e) {
+        if (!escaped) escaped = e;
+    }
+    if (escaped) throw *escaped;
+    if (message.empty()) message = "(the plugin gave no message)";
     std::size_t count = 0;
     const ErrorCode* codes = all_error_codes(&count);
     for (std::size_t i = 0; i < count; ++i)
@@ -192,6 +262,18 @@ void throw_plugin_error(const brain_plugin_api& api, const std::string& plugin, 
 
 Plugin::Plugin(const brain_plugin_api& api, PluginRecord record) : m_api(api), m_record(std::move(record)) {}
 
+int Plugin::device_count() const {
+    std::int32_t count = 0;
+    call("device_count", m_api.device_count, &count);
+    // Refused before anything is sized by it: a count of 2^31 would make the core build a list that large.
+    BRAIN_CHECK(count >= 0 && count <= k_max_plugin_devices, ErrorCode::PluginFailure, "plugin \"", m_record.name,
+                "\" reported ", count, " devices from device_count, which is impossible: a plugin sees 0 to ",
+                k_max_plugin_devices,
+                " devices (0, or an error saying why, when it has none). Report it to the "
+                "plugin's authors");
+    return count;
+}
+
 PluginRegistry& PluginRegistry::instance() {
     // Deliberately leaked: plugins must stay loaded while static destructors of other objects run.
     static PluginRegistry* registry = new PluginRegistry();
@@ -199,6 +281,9 @@ PluginRegistry& PluginRegistry::instance() {
 }
 
 std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
+    const std::string problem = plugin_name_problem(name);
+    BRAIN_CHECK_ARG(problem.empty(), "backend name ", quote_excerpt(name), " cannot name a plugin: ", problem, "; ",
+                    k_plugin_name_rule, " (the x of libbrain_x.so)");
     const auto dirs = plugin_search_paths();
     const std::string file = k_plugin_prefix + name + k_plugin_suffix;
     const auto list = candidates(file, dirs);
@@ -212,8 +297,10 @@ std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
         BRAIN_THROW(ErrorCode::PluginNotFound, "backend \"", name, "\" is not available: ", file,
                     " was not found in any plugin directory (searched: ", join_paths(dirs), ")",
                     skipped.empty() ? std::string() : " (skipped: " + skipped + ")", ". ", build_hint(name), ".");
-    if (!skipped.empty()) logger()->warn("skipped {} (not a plugin file); using {}", skipped, use->path.string());
     std::lock_guard lock(m_mutex);
+    // Once per process: one command may ask for the same backend several times.
+    if (!skipped.empty() && m_warned.insert(skipped).second)
+        logger()->warn("skipped {} (not a plugin file); using {}", skipped, use->path.string());
     try {
         return load_locked(name, use->path);
     } catch (const Error& e) {
@@ -237,6 +324,10 @@ std::shared_ptr<Plugin> PluginRegistry::get_file(const std::filesystem::path& pa
     std::string name = plugin_name_from_file(path);
     BRAIN_CHECK(!name.empty(), ErrorCode::PluginLoadFailed, "plugin file ", path.string(),
                 " is not named libbrain_<name>.so; rename it so its backend name is known");
+    const std::string problem = plugin_name_problem(name);
+    BRAIN_CHECK(problem.empty(), ErrorCode::PluginLoadFailed, "plugin file ", path.string(),
+                " does not name a backend: its name ", quote_excerpt(name), " is not one (", problem, "); ",
+                k_plugin_name_rule, ", so rename the file");
     std::lock_guard lock(m_mutex);
     return load_locked(name, path);
 }
@@ -256,6 +347,12 @@ std::string PluginRegistry::key_of(const std::filesystem::path& path) {
 std::shared_ptr<Plugin> PluginRegistry::load_locked(const std::string& name, const std::filesystem::path& path) {
     const std::string key = key_of(path);
     if (auto it = m_by_path.find(key); it != m_by_path.end()) return it->second;
+    // A plugin whose library was loaded is never loaded or initialised again: its entry point and initialize have
+    // run (initialize is called once), so its recorded failure stands for the rest of the process. A file that
+    // could not be opened (stage open) was never loaded; it is tried again, so that installing a missing dependency
+    // or fixing a permission takes effect without a restart.
+    if (auto it = m_failures.find(key); it != m_failures.end() && it->second.stage != PluginStage::Open)
+        throw Error(static_cast<ErrorCode>(it->second.error_code), it->second.message);
     PluginRecord record;
     record.name = name;
     record.path = path;
@@ -296,9 +393,16 @@ std::shared_ptr<Plugin> PluginRegistry::open_locked(const std::string& name, con
     keep_loaded->push_back(library);
 
     const auto entry = library->get<const brain_plugin_api*()>(BRAIN_PLUGIN_ENTRY_SYMBOL);
-    const brain_plugin_api api = validate_plugin_table(entry(), name, where, record);
+    const brain_plugin_api* table = nullptr;
     try {
-        throw_plugin_error(api, name, api.initialize(&k_host_api));
+        table = guarded_call(name, BRAIN_PLUGIN_ENTRY_SYMBOL, entry);
+    } catch (const Error& e) {
+        fail(record, PluginStage::Abi, e.code(), where + " failed to load at stage abi: " + e.what());
+    }
+    const brain_plugin_api api = validate_plugin_table(table, name, where, record);
+    try {
+        throw_plugin_error(api, name,
+                           guarded_call(name, "initialize", [&] { return api.initialize(&k_host_api); }));
     } catch (const Error& e) {
         fail(record, PluginStage::Initialize, e.code(), where + " failed to initialise: " + e.what());
     }
@@ -320,15 +424,26 @@ std::vector<PluginRecord> PluginRegistry::discover() {
     // Backend names in the order they are first met (each directory's entries sorted).
     std::vector<std::string> names;
     std::set<std::string> seen;
+    // Files named libbrain_*.so whose name no backend can have: listed as skipped, never loaded.
+    std::vector<std::filesystem::path> misnamed;
     for (const auto& dir : dirs) {
         std::error_code ec;
         std::vector<std::string> here;
+        std::vector<std::filesystem::path> misnamed_here;
         for (auto it = std::filesystem::directory_iterator(dir, ec);
-             !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-            if (auto name = plugin_name_from_file(it->path()); !name.empty()) here.push_back(std::move(name));
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            if (!is_plugin_file_name(it->path().filename().string())) continue;
+            auto name = plugin_name_from_file(it->path());
+            if (plugin_name_problem(name).empty())
+                here.push_back(std::move(name));
+            else
+                misnamed_here.push_back(it->path());
+        }
         std::sort(here.begin(), here.end());
         for (auto& name : here)
             if (seen.insert(name).second) names.push_back(std::move(name));
+        std::sort(misnamed_here.begin(), misnamed_here.end());
+        misnamed.insert(misnamed.end(), misnamed_here.begin(), misnamed_here.end());
     }
     std::vector<PluginRecord> out;
     for (const auto& name : names) {
@@ -355,10 +470,8 @@ std::vector<PluginRecord> PluginRegistry::discover() {
                     plugin = load_locked(name, c.path);
                 }
                 record = plugin->record();
-                int32_t count = 0;
                 try {
-                    plugin->check(plugin->api().device_count(&count));
-                    record.device_count = count;
+                    record.device_count = plugin->device_count();
                 } catch (const Error& e) {
                     record.stage = PluginStage::Devices;
                     record.device_count = 0;
@@ -375,6 +488,18 @@ std::vector<PluginRecord> PluginRegistry::discover() {
             record.selection = PluginRecord::Selection::Used;
             out.push_back(std::move(record));
         }
+    }
+    for (const auto& path : misnamed) {
+        PluginRecord record;
+        record.name = printable_plugin_text(plugin_name_from_file(path));
+        record.path = path;
+        record.error_code = static_cast<int>(ErrorCode::PluginNotFound);
+        record.selection = PluginRecord::Selection::Skipped;
+        record.message = "not a plugin file: its name gives the backend name " +
+                         quote_excerpt(plugin_name_from_file(path)) + ", which no backend can have (" +
+                         plugin_name_problem(plugin_name_from_file(path)) + "); " + k_plugin_name_rule +
+                         ", so rename the file if it is a plugin";
+        out.push_back(std::move(record));
     }
     return out;
 }

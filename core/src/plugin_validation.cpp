@@ -1,8 +1,10 @@
 #include "plugin_validation.hpp"
 
-#include <brain/error.hpp>
+#include "plugin_name.hpp"
+#include "plugin_text.hpp"
 
 #include <algorithm>
+#include <brain/error.hpp>
 #include <cstddef>
 #include <cstring>
 
@@ -38,11 +40,6 @@ constexpr std::size_t k_max_table_size = 64 * 1024;
 // A function rather than an inline comparison: with the oldest minor at 0 the latter is a constant warning.
 constexpr bool minor_too_old(std::uint32_t minor, std::uint32_t oldest) noexcept { return minor < oldest; }
 
-// A C string from a fixed array that a plugin may not have terminated.
-std::string bounded(const char* text, std::size_t capacity) {
-    return std::string(text, strnlen(text, capacity));
-}
-
 } // namespace
 
 brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std::string& requested_name,
@@ -73,8 +70,13 @@ brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std:
     api.struct_size = sizeof(api);
     for (const auto& required : k_required) {
         void* fn = nullptr;
-        if (required.offset + sizeof(fn) <= table->struct_size)
-            std::memcpy(&fn, reinterpret_cast<const char*>(&api) + required.offset, sizeof(fn));
+        if (required.offset + sizeof(fn) > table->struct_size)
+            fail(record, ErrorCode::PluginAbiMismatch,
+                 stage + "its function table is too short: its struct_size " + std::to_string(table->struct_size) +
+                     " ends before the required field " + required.name + " (which ends at byte " +
+                     std::to_string(required.offset + sizeof(fn)) +
+                     "); a table has at least every entry of ABI 1.0: rebuild the plugin against this brain SDK");
+        std::memcpy(&fn, reinterpret_cast<const char*>(&api) + required.offset, sizeof(fn));
         if (!fn)
             fail(record, ErrorCode::PluginAbiMismatch,
                  stage + "required function " + required.name + " is missing (null) in its table");
@@ -95,13 +97,15 @@ brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std:
                  " without host_memory_" + (api.host_memory_pin ? "unpin" : "pin") +
                  "; a plugin provides both or neither");
     const std::size_t name_end = offsetof(brain_plugin_api, name) + sizeof(const char*);
-    const std::string declared = (table->struct_size >= name_end && api.name) ? bounded(api.name, 64) : "";
+    // One byte past the longest backend name, so that a longer declared name does not compare equal when cut.
+    const std::string declared =
+        (table->struct_size >= name_end && api.name) ? plugin_text(api.name, k_max_plugin_name_bytes + 1) : "";
     if (declared != requested_name)
         fail(record, ErrorCode::PluginLoadFailed,
              stage + "the file is named for backend \"" + requested_name + "\" but the plugin calls itself \"" +
                  declared + "\"");
-    record.version = api.version ? bounded(api.version, 256) : "";
-    record.description = api.description ? bounded(api.description, 1024) : "";
+    record.version = plugin_text(api.version, 256);
+    record.description = plugin_text(api.description, 1024);
     return api;
 }
 
@@ -113,28 +117,39 @@ AcceleratorReport report_from_plugin(const brain_device_report& raw, const std::
     };
     if (raw.total_memory_mib < -1) impossible("total_memory_mib", raw.total_memory_mib);
     if (raw.free_memory_mib < -1) impossible("free_memory_mib", raw.free_memory_mib);
+    if (raw.total_memory_mib > k_max_report_memory_mib)
+        impossible("total_memory_mib (above 1 PiB)", raw.total_memory_mib);
+    if (raw.free_memory_mib > k_max_report_memory_mib)
+        impossible("free_memory_mib (above 1 PiB)", raw.free_memory_mib);
     if (raw.total_memory_mib >= 0 && raw.free_memory_mib > raw.total_memory_mib)
         impossible("free_memory_mib (above total_memory_mib)", raw.free_memory_mib);
     AcceleratorReport report;
     report.backend = backend;
-    report.name = bounded(raw.name, sizeof(raw.name));
-    report.revision = bounded(raw.revision, sizeof(raw.revision));
+    report.name = plugin_array_text(raw.name);
+    report.revision = plugin_array_text(raw.revision);
     report.total_memory_mib = raw.total_memory_mib;
     if (raw.free_memory_mib >= 0) report.free_memory_mib = raw.free_memory_mib;
     report.gemm_available = raw.gemm_available != 0;
     report.kernel_available = raw.kernel_available != 0;
     report.allocation_test = raw.allocation_test != 0;
-    report.notes = bounded(raw.notes, sizeof(raw.notes));
-    report.gemm_check = bounded(raw.gemm_check, sizeof(raw.gemm_check));
-    report.kernel_check = bounded(raw.kernel_check, sizeof(raw.kernel_check));
-    report.allocation_check = bounded(raw.allocation_check, sizeof(raw.allocation_check));
+    report.notes = plugin_array_text(raw.notes);
+    report.gemm_check = plugin_array_text(raw.gemm_check);
+    report.kernel_check = plugin_array_text(raw.kernel_check);
+    report.allocation_check = plugin_array_text(raw.allocation_check);
     return report;
 }
 
-AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::string& plugin) {
+AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::string& plugin,
+                                   std::uint32_t session_devices) {
     if (raw.precision < BRAIN_PRECISION_FLOAT32 || raw.precision > BRAIN_PRECISION_BF16)
         BRAIN_THROW(ErrorCode::PluginFailure, "plugin \"", plugin, "\" returned session stats with precision ",
                     raw.precision, ", which is not a brain_precision (0 to 2); report it to the plugin's authors");
+    // The core asks for one entry of per-device stats per device reported: more than the session has is refused
+    // before that loop.
+    if (raw.devices > session_devices)
+        BRAIN_THROW(ErrorCode::PluginFailure, "plugin \"", plugin, "\" returned session stats for ", raw.devices,
+                    " devices, but the session trains on ", session_devices,
+                    " in this process; report it to the plugin's authors");
     AcceleratorStats s;
     s.peak_allocated_bytes = raw.peak_allocated_bytes;
     s.setup_time = std::chrono::nanoseconds(static_cast<std::int64_t>(std::min<std::uint64_t>(raw.setup_time_ns, INT64_MAX)));
@@ -155,7 +170,7 @@ AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::st
     s.allreduce_time = std::chrono::nanoseconds(
         static_cast<std::int64_t>(std::min<std::uint64_t>(raw.allreduce_time_ns, INT64_MAX)));
     // Printable ASCII only: the text reaches JSON and terminals, and a plugin's bytes are not trusted to be UTF-8.
-    s.arithmetic = bounded(raw.arithmetic, sizeof(raw.arithmetic));
+    s.arithmetic.assign(raw.arithmetic, strnlen(raw.arithmetic, sizeof(raw.arithmetic)));
     for (char& c : s.arithmetic)
         if (c < 0x20 || c > 0x7e) c = '?';
     return s;

@@ -5,7 +5,7 @@
 #include <brain/plugin_abi.h>
 #include <brain/plugins.hpp>
 #include <brain/stats.hpp>
-
+#include <cstdint>
 #include <string>
 
 namespace brain::detail {
@@ -16,11 +16,17 @@ namespace brain::detail {
 brain_plugin_api validate_plugin_table(const brain_plugin_api* table, const std::string& requested_name,
                                        const std::string& where, PluginRecord& record);
 
-// A probe's report as the public type; throws PluginFailure naming the field when a value is impossible.
+// The most memory a device report may give, in MiB (1 PiB, the core's bound on a memory budget).
+constexpr long long k_max_report_memory_mib = 1ll << 30;
+
+// A probe's report as the public type, its text escaped; throws PluginFailure naming the field when a value is
+// impossible (memory below -1, above k_max_report_memory_mib, or more free than total).
 AcceleratorReport report_from_plugin(const brain_device_report& raw, const std::string& backend,
                                      const std::string& plugin);
 
-// A session's stats as the public type; throws PluginFailure naming the field when a value is impossible.
-AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::string& plugin);
+// A session's stats as the public type; throws PluginFailure naming the field when a value is impossible (an
+// unknown precision; more devices than the `session_devices` the session trains on).
+AcceleratorStats stats_from_plugin(const brain_session_stats& raw, const std::string& plugin,
+                                   std::uint32_t session_devices);
 
 } // namespace brain::detail

@@ -67,7 +67,7 @@ struct PinnedRows::State {
 
     ~State() { release(); }
     void release() noexcept {
-        if (memory) plugin->api().host_memory_unpin(memory);
+        if (memory) plugin->release("host_memory_unpin", plugin->api().host_memory_unpin, memory);
         memory = nullptr;
     }
     bool covers(const void* begin, std::size_t n) const noexcept {
@@ -96,7 +96,7 @@ namespace {
 std::shared_ptr<PinnedRows::State> pin_through(const std::shared_ptr<detail::Plugin>& plugin, void* memory,
                                                std::size_t bytes) {
     if (!plugin->api().host_memory_pin || bytes == 0) return nullptr;
-    plugin->check(plugin->api().host_memory_pin(memory, bytes));
+    plugin->call("host_memory_pin", plugin->api().host_memory_pin, memory, static_cast<std::uint64_t>(bytes));
     auto state = std::make_shared<PinnedRows::State>();
     state->plugin = plugin;
     state->memory = memory;
@@ -162,7 +162,7 @@ struct Predictor::Impl {
     ~Impl() { close(); }
 
     void close() noexcept {
-        if (handle) plugin->api().predictor_close(handle);
+        if (handle) plugin->release("predictor_close", plugin->api().predictor_close, handle);
         handle = nullptr;
     }
 
@@ -211,7 +211,7 @@ Predictor::Predictor(const Network& network, const TrainingBackend& backend, std
         desc.max_batch_rows = rows;
         brain_predictor* handle = nullptr;
         try {
-            p.plugin->check(api.predictor_open(&desc, &handle));
+            p.plugin->call("predictor_open", api.predictor_open, &desc, &handle);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::BudgetExceeded || rows <= 1) throw;
             rows = (rows + 1) / 2;
@@ -255,7 +255,8 @@ Matrix Predictor::predict(MatrixView inputs) {
     std::future<void> running;
     std::size_t running_begin = 0, running_rows = 0;
     const auto run = [&p](const float* source, std::size_t n, float* target) {
-        p.plugin->check(p.plugin->api().predictor_run(p.handle, source, n, target));
+        p.plugin->call("predictor_run", p.plugin->api().predictor_run, p.handle, source,
+                       static_cast<std::uint64_t>(n), target);
     };
     // Throws InvalidData naming the input at index `bad` of the rows from `begin` on.
     const auto refuse_non_finite = [&](std::size_t begin, std::size_t bad) {

@@ -17,17 +17,15 @@ namespace brain {
 namespace {
 
 // Per-step rates need both the entry and its capability bit (a plugin without a capabilities entry offers no
-// feature of ABI 1.2).
+// feature of ABI 1.2); the capabilities read at load already drop the bit when the entry is missing.
 bool offers_step_learning_rates(const detail::Plugin& plugin) {
-    const brain_plugin_api& api = plugin.api();
-    if (!api.session_set_step_learning_rates || !api.capabilities) return false;
-    brain_capabilities caps{};
-    caps.struct_size = sizeof(caps);
-    if (brain_error* error = api.capabilities(&caps)) {
-        api.error_destroy(error);
-        return false;
-    }
-    return (caps.features & BRAIN_FEATURE_STEP_LEARNING_RATES) != 0;
+    return plugin.api().session_set_step_learning_rates &&
+           plugin.record().capabilities.offers(BRAIN_FEATURE_STEP_LEARNING_RATES);
+}
+
+// The devices a session on `backend` trains on in this process: what its stats may report.
+std::uint32_t session_devices(const TrainingBackend& backend) {
+    return static_cast<std::uint32_t>(std::max<std::size_t>(1, backend.devices().size()));
 }
 
 bool all_equal(std::span<const float> rates, float value) {
@@ -82,7 +80,7 @@ struct TrainingSession::Impl {
         state_count = network.optimizer_state().size();
         first_epoch = network.epochs_trained();
         brain_session* opened = nullptr;
-        plugin->check(plugin->api().session_open(&desc.desc(), &opened));
+        plugin->call("session_open", plugin->api().session_open, &desc.desc(), &opened);
         BRAIN_CHECK(opened, ErrorCode::PluginFailure, "plugin \"", backend.plugin_name(),
                     "\" reported success from session_open but returned no session");
         session = opened;
@@ -95,7 +93,7 @@ struct TrainingSession::Impl {
     ~Impl() { close(); }
 
     void close() noexcept {
-        if (session) plugin->api().session_close(session);
+        if (session) plugin->release("session_close", plugin->api().session_close, session);
         session = nullptr;
     }
 
@@ -123,8 +121,29 @@ struct TrainingSession::Impl {
         ++epochs_done;
     }
 
+    // The error the session entry session_<what> returned. An exception it let out leaves the device state
+    // unknown like an error does: the session closes and PluginFailure is thrown.
+    template <class... Params, class... Args>
+    brain_error* invoke(const char* what, brain_error* (*fn)(Params...), Args&&... args) {
+        const std::string entry = std::string("session_") + what;
+        try {
+            return detail::guarded_call(plugin->name(), entry.c_str(),
+                                        [&] { return fn(std::forward<Args>(args)...); });
+        } catch (const Error& e) {
+            closed_reason = std::string(what) + " failed (" + std::string(to_string(e.code())) + ")";
+            close();
+            throw;
+        }
+    }
+
+    // Calls the session entry session_<what> and throws what it reports, closing the session (see take).
+    template <class... Params, class... Args>
+    void call(const char* what, brain_error* (*fn)(Params...), Args&&... args) {
+        take(invoke(what, fn, std::forward<Args>(args)...), what);
+    }
+
     // A failed call leaves the device state unknown, so the session closes; the last checkpoint stays valid.
-    void call(brain_error* error, const char* what) {
+    void take(brain_error* error, const char* what) {
         if (!error) return;
         try {
             plugin->check(error);
@@ -183,7 +202,7 @@ float TrainingSession::train_epoch() {
     m_impl->require_open();
     if (m_impl->schedule) apply_rates(m_impl->schedule->next_epoch_rates());
     float loss = 0.0f;
-    m_impl->call(m_impl->plugin->api().session_train_epoch(m_impl->session, &loss), "train_epoch");
+    m_impl->call("train_epoch", m_impl->plugin->api().session_train_epoch, m_impl->session, &loss);
     m_impl->finish_epoch(loss, "train_epoch");
     if (m_impl->schedule) m_impl->schedule->finish_epoch();
     return loss;
@@ -207,7 +226,7 @@ std::vector<float> TrainingSession::train_epochs(std::uint64_t count) {
     while (losses.size() < count) {
         const std::uint64_t asked = std::min<std::uint64_t>(count - losses.size(), part_epochs);
         std::uint64_t trained = 0;
-        brain_error* error = entry(impl.session, asked, part.data(), &trained);
+        brain_error* error = impl.invoke("train_epochs", entry, impl.session, asked, part.data(), &trained);
         // The epochs the plugin says it trained count, also when it then failed; a count past what was asked for is
         // not believed.
         trained = std::min(trained, asked);
@@ -216,7 +235,7 @@ std::vector<float> TrainingSession::train_epochs(std::uint64_t count) {
             impl.finish_epoch(part[i], "train_epochs");
             losses.push_back(part[i]);
         }
-        impl.call(error, "train_epochs");
+        impl.take(error, "train_epochs");
         if (trained < asked)
             BRAIN_THROW(ErrorCode::PluginFailure, "plugin \"", impl.backend.plugin_name(), "\" trained ", trained,
                         " of the ", asked, " epochs train_epochs asked for and reported no error");
@@ -254,8 +273,8 @@ void TrainingSession::set_step_learning_rates(std::span<const float> rates) {
                 " does not take per-step learning rates (session_set_step_learning_rates arrived in ABI 1.2 with "
                 "the capability STEP_LEARNING_RATES); rebuild the plugin against this SDK, or set one rate per "
                 "epoch with set_learning_rate");
-    impl.call(impl.plugin->api().session_set_step_learning_rates(impl.session, rates.data(), rates.size()),
-              "set_step_learning_rates");
+    impl.call("set_step_learning_rates", impl.plugin->api().session_set_step_learning_rates, impl.session,
+              rates.data(), static_cast<std::uint64_t>(rates.size()));
     impl.rate = rates.back();
 }
 
@@ -316,7 +335,7 @@ void TrainingSession::set_learning_rate(float learning_rate) {
                 record.abi_major, ".", record.abi_minor,
                 " (session_set_learning_rate arrived in ABI 1.1) or does not offer it; rebuild the plugin against "
                 "this SDK, or open a new session from a network built with the new rate");
-    m_impl->call(api.session_set_learning_rate(m_impl->session, learning_rate), "set_learning_rate");
+    m_impl->call("set_learning_rate", api.session_set_learning_rate, m_impl->session, learning_rate);
     m_impl->rate = learning_rate;
 }
 
@@ -326,10 +345,9 @@ Checkpoint TrainingSession::checkpoint() {
     Checkpoint cp;
     cp.parameters.resize(m_impl->parameter_count);
     cp.optimizer_state.resize(m_impl->state_count);
-    m_impl->call(m_impl->plugin->api().session_checkpoint(m_impl->session, cp.parameters.data(),
-                                                          cp.parameters.size(), cp.optimizer_state.data(),
-                                                          cp.optimizer_state.size(), &cp.optimizer_step),
-                 "checkpoint");
+    m_impl->call("checkpoint", m_impl->plugin->api().session_checkpoint, m_impl->session, cp.parameters.data(),
+                 static_cast<std::uint64_t>(cp.parameters.size()), cp.optimizer_state.data(),
+                 static_cast<std::uint64_t>(cp.optimizer_state.size()), &cp.optimizer_step);
     cp.epochs_trained = m_impl->first_epoch + m_impl->epochs_done;
     return cp;
 }
@@ -339,8 +357,9 @@ AcceleratorStats TrainingSession::stats() const {
     m_impl->require_open();
     brain_session_stats raw{};
     raw.struct_size = sizeof(raw);
-    m_impl->plugin->check(m_impl->plugin->api().session_stats(m_impl->session, &raw));
-    return detail::stats_from_plugin(raw, m_impl->backend.plugin_name());
+    m_impl->plugin->call("session_stats", m_impl->plugin->api().session_stats,
+                         static_cast<const brain_session*>(m_impl->session), &raw);
+    return detail::stats_from_plugin(raw, m_impl->backend.plugin_name(), session_devices(m_impl->backend));
 }
 
 std::vector<AcceleratorStats> TrainingSession::device_stats() const {
@@ -349,12 +368,15 @@ std::vector<AcceleratorStats> TrainingSession::device_stats() const {
     const auto& api = m_impl->plugin->api();
     const AcceleratorStats all = stats();
     if (!api.session_device_stats) return {all};
+    // all.devices is at most the session's own device count (stats_from_plugin refuses more): the loop is bounded.
+    const std::uint32_t devices = session_devices(m_impl->backend);
     std::vector<AcceleratorStats> out;
     for (std::uint32_t i = 0; i < all.devices; ++i) {
         brain_session_stats raw{};
         raw.struct_size = sizeof(raw);
-        m_impl->plugin->check(api.session_device_stats(m_impl->session, i, &raw));
-        out.push_back(detail::stats_from_plugin(raw, m_impl->backend.plugin_name()));
+        m_impl->plugin->call("session_device_stats", api.session_device_stats,
+                             static_cast<const brain_session*>(m_impl->session), i, &raw);
+        out.push_back(detail::stats_from_plugin(raw, m_impl->backend.plugin_name(), devices));
     }
     return out;
 }

@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         } else {
             brain_session_stats stats{};
             std::memcpy(&stats, data, std::min(size, sizeof(stats)));
-            (void)brain::detail::stats_from_plugin(stats, "fuzz");
+            (void)brain::detail::stats_from_plugin(stats, "fuzz", 8);
         }
     } catch (const brain::Error&) {
     }
