@@ -206,4 +206,10 @@ int run_training(TrainRun& run) {
     return exit_ok;
 }
 
+std::string describe_layers(const std::vector<LayerSpec>& layers) {
+    std::string s = std::to_string(layers.front().inputs);
+    for (const auto& layer : layers) s += str(" -> ", layer.outputs, " ", to_string(layer.activation));
+    return s;
+}
+
 } // namespace brain::app

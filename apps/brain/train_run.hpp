@@ -39,6 +39,9 @@ struct TrainRun {
     std::string out;
 };
 
+// "16 -> 64 relu -> 1 linear": the layers, for the run's first line.
+std::string describe_layers(const std::vector<LayerSpec>& layers);
+
 // "training:  loss ..., accuracy ...": one line of an evaluation.
 void print_evaluation(const char* what, const Evaluation& e);
 
