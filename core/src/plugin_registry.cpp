@@ -490,14 +490,14 @@ std::vector<PluginRecord> PluginRegistry::discover() {
         }
     }
     for (const auto& path : misnamed) {
+        const std::string name = plugin_name_from_file(path);
         PluginRecord record;
-        record.name = printable_plugin_text(plugin_name_from_file(path));
+        record.name = printable_plugin_text(name);
         record.path = path;
         record.error_code = static_cast<int>(ErrorCode::PluginNotFound);
         record.selection = PluginRecord::Selection::Skipped;
-        record.message = "not a plugin file: its name gives the backend name " +
-                         quote_excerpt(plugin_name_from_file(path)) + ", which no backend can have (" +
-                         plugin_name_problem(plugin_name_from_file(path)) + "); " + k_plugin_name_rule +
+        record.message = "not a plugin file: its name gives the backend name " + quote_excerpt(name) +
+                         ", which no backend can have (" + plugin_name_problem(name) + "); " + k_plugin_name_rule +
                          ", so rename the file if it is a plugin";
         out.push_back(std::move(record));
     }

@@ -390,11 +390,11 @@ void LearningRateSchedule::start(float base_rate, std::uint64_t steps_per_epoch,
     m_state.plateau_rate = base_rate;
     // A warm-up past the horizon would still be rising where the anneal should have ended.
     if (m_kind == Kind::Cosine && warmup_steps() > m_state.horizon_epochs * steps_per_epoch) {
-        const ScheduleState horizon = m_state;
+        const std::uint64_t horizon = m_state.horizon_epochs;
         m_state = ScheduleState{};
         BRAIN_THROW(
             ErrorCode::InvalidArgument, "the learning-rate schedule ", to_string(), " warms up for ",
-            m_warmup_epochs, " epochs, longer than its horizon of ", horizon.horizon_epochs,
+            m_warmup_epochs, " epochs, longer than its horizon of ", horizon,
             " epochs (the run's epochs unless epochs= is given); shorten the warm-up or lengthen the horizon");
     }
 }

@@ -11,6 +11,7 @@
 #include <brain/session_descriptor.hpp>
 #include <brain/training_session.hpp>
 #include <cmath>
+#include <string_view>
 
 namespace brain {
 
@@ -19,8 +20,7 @@ namespace {
 // Per-step rates need both the entry and its capability bit (a plugin without a capabilities entry offers no
 // feature of ABI 1.2); the capabilities read at load already drop the bit when the entry is missing.
 bool offers_step_learning_rates(const detail::Plugin& plugin) {
-    return plugin.api().session_set_step_learning_rates &&
-           plugin.record().capabilities.offers(BRAIN_FEATURE_STEP_LEARNING_RATES);
+    return plugin.record().capabilities.offers(BRAIN_FEATURE_STEP_LEARNING_RATES);
 }
 
 // The devices a session on `backend` trains on in this process: what its stats may report.
@@ -121,25 +121,29 @@ struct TrainingSession::Impl {
         ++epochs_done;
     }
 
-    // The error the session entry session_<what> returned. An exception it let out leaves the device state
-    // unknown like an error does: the session closes and PluginFailure is thrown.
+    // The error the session entry `entry` ("session_<what>") returned. An exception it let out leaves the device
+    // state unknown like an error does: the session closes and PluginFailure is thrown.
     template <class... Params, class... Args>
-    brain_error* invoke(const char* what, brain_error* (*fn)(Params...), Args&&... args) {
-        const std::string entry = std::string("session_") + what;
+    brain_error* invoke(const char* entry, brain_error* (*fn)(Params...), Args&&... args) {
         try {
-            return detail::guarded_call(plugin->name(), entry.c_str(),
-                                        [&] { return fn(std::forward<Args>(args)...); });
+            return detail::guarded_call(plugin->name(), entry, [&] { return fn(std::forward<Args>(args)...); });
         } catch (const Error& e) {
-            closed_reason = std::string(what) + " failed (" + std::string(to_string(e.code())) + ")";
+            closed_reason = std::string(short_name(entry)) + " failed (" + std::string(to_string(e.code())) + ")";
             close();
             throw;
         }
     }
 
-    // Calls the session entry session_<what> and throws what it reports, closing the session (see take).
+    // Calls the session entry `entry` and throws what it reports, closing the session (see take).
     template <class... Params, class... Args>
-    void call(const char* what, brain_error* (*fn)(Params...), Args&&... args) {
-        take(invoke(what, fn, std::forward<Args>(args)...), what);
+    void call(const char* entry, brain_error* (*fn)(Params...), Args&&... args) {
+        take(invoke(entry, fn, std::forward<Args>(args)...), short_name(entry));
+    }
+
+    // "train_epoch" for "session_train_epoch": the name messages use.
+    static const char* short_name(const char* entry) noexcept {
+        constexpr std::string_view prefix = "session_";
+        return std::string_view(entry).starts_with(prefix) ? entry + prefix.size() : entry;
     }
 
     // A failed call leaves the device state unknown, so the session closes; the last checkpoint stays valid.
@@ -202,7 +206,7 @@ float TrainingSession::train_epoch() {
     m_impl->require_open();
     if (m_impl->schedule) apply_rates(m_impl->schedule->next_epoch_rates());
     float loss = 0.0f;
-    m_impl->call("train_epoch", m_impl->plugin->api().session_train_epoch, m_impl->session, &loss);
+    m_impl->call("session_train_epoch", m_impl->plugin->api().session_train_epoch, m_impl->session, &loss);
     m_impl->finish_epoch(loss, "train_epoch");
     if (m_impl->schedule) m_impl->schedule->finish_epoch();
     return loss;
@@ -226,7 +230,7 @@ std::vector<float> TrainingSession::train_epochs(std::uint64_t count) {
     while (losses.size() < count) {
         const std::uint64_t asked = std::min<std::uint64_t>(count - losses.size(), part_epochs);
         std::uint64_t trained = 0;
-        brain_error* error = impl.invoke("train_epochs", entry, impl.session, asked, part.data(), &trained);
+        brain_error* error = impl.invoke("session_train_epochs", entry, impl.session, asked, part.data(), &trained);
         // The epochs the plugin says it trained count, also when it then failed; a count past what was asked for is
         // not believed.
         trained = std::min(trained, asked);
@@ -273,7 +277,7 @@ void TrainingSession::set_step_learning_rates(std::span<const float> rates) {
                 " does not take per-step learning rates (session_set_step_learning_rates arrived in ABI 1.2 with "
                 "the capability STEP_LEARNING_RATES); rebuild the plugin against this SDK, or set one rate per "
                 "epoch with set_learning_rate");
-    impl.call("set_step_learning_rates", impl.plugin->api().session_set_step_learning_rates, impl.session,
+    impl.call("session_set_step_learning_rates", impl.plugin->api().session_set_step_learning_rates, impl.session,
               rates.data(), static_cast<std::uint64_t>(rates.size()));
     impl.rate = rates.back();
 }
@@ -335,7 +339,7 @@ void TrainingSession::set_learning_rate(float learning_rate) {
                 record.abi_major, ".", record.abi_minor,
                 " (session_set_learning_rate arrived in ABI 1.1) or does not offer it; rebuild the plugin against "
                 "this SDK, or open a new session from a network built with the new rate");
-    m_impl->call("set_learning_rate", api.session_set_learning_rate, m_impl->session, learning_rate);
+    m_impl->call("session_set_learning_rate", api.session_set_learning_rate, m_impl->session, learning_rate);
     m_impl->rate = learning_rate;
 }
 
@@ -345,8 +349,8 @@ Checkpoint TrainingSession::checkpoint() {
     Checkpoint cp;
     cp.parameters.resize(m_impl->parameter_count);
     cp.optimizer_state.resize(m_impl->state_count);
-    m_impl->call("checkpoint", m_impl->plugin->api().session_checkpoint, m_impl->session, cp.parameters.data(),
-                 static_cast<std::uint64_t>(cp.parameters.size()), cp.optimizer_state.data(),
+    m_impl->call("session_checkpoint", m_impl->plugin->api().session_checkpoint, m_impl->session,
+                 cp.parameters.data(), static_cast<std::uint64_t>(cp.parameters.size()), cp.optimizer_state.data(),
                  static_cast<std::uint64_t>(cp.optimizer_state.size()), &cp.optimizer_step);
     cp.epochs_trained = m_impl->first_epoch + m_impl->epochs_done;
     return cp;
