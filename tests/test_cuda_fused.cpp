@@ -192,7 +192,12 @@ std::string check_fused_case(const FusedCase& c, const std::vector<KernelVariant
                 CHECK(again.parameters() == fused.parameters());
             }
             CHECK(brain::test::relative_error(fused.parameters(), cublas.parameters()) < 1e-4);
-            CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 1e-4);
+            // Adam scales each step by the gradient's running size, so a gradient that round-off leaves near zero
+            // steps by up to the learning rate either way: the CPU plugin's own thread count and OpenBLAS kernel
+            // move the eight-layer ReLU network's weights by up to 6.4e-4 (16 threads on the Haswell kernels
+            // against one thread). Against the CPU the bound is that spread's; against cuBLAS, the same device,
+            // 1e-4.
+            CHECK(brain::test::relative_error(fused.parameters(), cpu.parameters()) < 2e-3);
             CHECK(brain::test::relative_error(fused.optimizer_state(), cublas.optimizer_state()) < 1e-4);
             CHECK(fused.optimizer_step() == cublas.optimizer_step());
             CHECK(brain::test::relative_error(fused_report.epoch_losses, cublas_report.epoch_losses) < 1e-4);
