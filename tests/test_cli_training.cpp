@@ -3,6 +3,7 @@
 // fresh process bit for bit, brain evaluate's table and JSON, and the digits data set against scikit-learn.
 #include "support/catch.hpp"
 #include "support/cli.hpp"
+#include "support/npz.hpp"
 #include "support/numeric.hpp"
 #include "support/process.hpp"
 #include "support/tempdir.hpp"
@@ -479,6 +480,7 @@ TEST_CASE("evaluate --json stays JSON when the loss overflows; predict quotes a 
 }
 
 TEST_CASE("brain train --classes needs a CSV column; a checkpoint of an --npz run says how it resumes", "[cli]") {
+    REQUIRE_NPZ();
     TempDir dir;
     {
         std::ofstream csv(dir / "num.csv");

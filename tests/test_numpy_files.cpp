@@ -3,6 +3,7 @@
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
 #include "support/npy_bytes.hpp"
+#include "support/npz.hpp"
 #include "support/process.hpp"
 
 #include <bit>
@@ -88,6 +89,7 @@ TEST_CASE("save_npy and load_npy round-trip a matrix bit for bit", "[core]") {
 }
 
 TEST_CASE("Dataset::save_npz and from_npz round-trip values, names and class labels", "[core]") {
+    REQUIRE_NPZ();
     TempDir dir;
     Dataset d(Matrix{{1.5f, -2.0f}, {0.25f, 1e-7f}, {3.0f, 4.0f}}, Matrix{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}});
     d.set_names({"width, cm", "caf\xc3\xa9"}, {"y=a", "y=b", "y=\xe2\x82\xac"});
@@ -111,6 +113,27 @@ TEST_CASE("Dataset::save_npz and from_npz round-trip values, names and class lab
     CHECK(same_bits(from_npz.targets(), from_csv.targets()));
     CHECK(from_npz.class_labels() == std::vector<std::string>{"no", "yes"});
     CHECK(from_npz.feature_names() == std::vector<std::string>{"x1", "x2"});
+}
+
+TEST_CASE("a build without .npz support refuses every archive call saying what to install, and keeps .npy",
+          "[core]") {
+    if (brain::npz_supported()) BRAIN_SKIP("this build reads and writes .npz archives (built with libzip)");
+    TempDir dir;
+    const Dataset d(Matrix{{1, 2}, {3, 4}}, Matrix{{0}, {1}});
+    require_error([&] { d.save_npz(dir / "d.npz"); }, ErrorCode::Unsupported, {"d.npz", "install libzip-dev"});
+    CHECK_FALSE(fs::exists(dir / "d.npz"));
+    require_error(
+        [&] {
+            brain::save_npz_features(dir / "f.npz", d.features(), {"a", "b"});
+        },
+        ErrorCode::Unsupported, {"f.npz", "use .npy files instead"});
+    write_bytes(dir / "some.npz", "PK\x03\x04");
+    require_error([&] { (void)Dataset::from_npz(dir / "some.npz"); }, ErrorCode::Unsupported,
+                  {"install libzip-dev"});
+    require_error([&] { (void)brain::load_npz_features(dir / "some.npz"); }, ErrorCode::Unsupported,
+                  {"install libzip-dev"});
+    brain::save_npy(dir / "x.npy", d.features());
+    CHECK(same_bits(brain::load_npy(dir / "x.npy"), d.features()));
 }
 
 TEST_CASE("from_npy reads every plain numeric dtype NumPy writes, 1-D arrays as one column", "[core]") {
@@ -191,6 +214,7 @@ TEST_CASE("damaged or unsupported NumPy files are refused naming the file and th
 }
 
 TEST_CASE("from_npz: targets chosen by name, missing arrays named, bombs bounded", "[core]") {
+    REQUIRE_NPZ();
     TempDir dir;
     // An archive without targets: columns of the features become the targets by name.
     Dataset all(Matrix{{1, 2, 3}, {4, 5, 6}}, Matrix{{0}, {1}});
@@ -219,6 +243,7 @@ TEST_CASE("from_npz: targets chosen by name, missing arrays named, bombs bounded
 }
 
 TEST_CASE("NumPy reads what brain writes and brain reads what NumPy writes", "[core]") {
+    REQUIRE_NPZ();
     if (!have_numpy()) {
         BRAIN_SKIP("Debian's python3-numpy is not installed (scripts/install-deps installs it)");
     }

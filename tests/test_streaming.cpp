@@ -4,6 +4,7 @@
 #include "support/catch.hpp"
 #include "support/error_match.hpp"
 #include "support/gpu.hpp"
+#include "support/npz.hpp"
 #include "support/process.hpp"
 
 #include <algorithm>
@@ -390,6 +391,7 @@ TEST_CASE("CUDA trains a streamed data set through its staged path as the CPU do
 }
 
 TEST_CASE("brain convert, train and predict on NumPy files agree with the CSV they came from", "[cli]") {
+    REQUIRE_NPZ();
     TempDir dir("convert");
     const std::string brain_bin = brain::test::shell_quote(std::string(BRAIN_TEST_BIN_DIR) + "/brain");
     const auto run = [&](const std::string& args) {

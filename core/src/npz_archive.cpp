@@ -4,6 +4,7 @@
 #include "input_file.hpp"
 
 #include <brain/error.hpp>
+#include <brain/npy_file.hpp>
 #include <cstring>
 #include <unistd.h>
 #include <utility>
@@ -324,3 +325,11 @@ void Writer::commit() {}
 #endif
 
 } // namespace brain::detail::npz
+
+namespace brain {
+
+bool npz_supported() noexcept {
+    return BRAIN_HAVE_NPZ != 0;
+}
+
+} // namespace brain

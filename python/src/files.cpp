@@ -59,6 +59,8 @@ void bind_files(py::module_& m) {
             py::arg("path"), py::arg("inputs") = Paths{},
             "Write the data set as an .npz archive, whole or not at all.");
 
+    m.def("npz_supported", &npz_supported,
+          "True when this build reads and writes .npz archives (built with libzip); without, they raise Error.");
     m.def(
         "load_npy",
         [](const std::filesystem::path& path, std::optional<InputLimits> limits) {

@@ -35,4 +35,8 @@ BRAIN_API void save_npz_features(const std::filesystem::path& path, const Matrix
                                  const std::vector<std::string>& names,
                                  const std::vector<std::filesystem::path>& inputs = {});
 
+// True when this build reads and writes .npz archives (built with libzip and zlib); without them every .npz call
+// throws Unsupported saying so, and .npy files still work.
+BRAIN_API bool npz_supported() noexcept;
+
 } // namespace brain
