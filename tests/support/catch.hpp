@@ -7,6 +7,8 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #define BRAIN_SKIP(reason) SKIP(reason)
+// v2 puts Approx in the global namespace; the same spelling compiles on both.
+using Catch::Approx;
 #else
 #include <catch2/catch.hpp>
 // Catch2 v2 has no SKIP: report the reason once and leave the test case.
