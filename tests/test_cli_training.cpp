@@ -508,3 +508,42 @@ TEST_CASE("brain train --classes needs a CSV column; a checkpoint of an --npz ru
     CHECK(contains(resumed.output, "resume it with the library on the same rows (FitOptions::resume"));
     CHECK_FALSE(fs::exists(dir / "r.json"));
 }
+
+TEST_CASE("--target names a column whose name holds a comma as '\\,'; an empty name is refused", "[cli]") {
+    TempDir dir;
+    {
+        std::ofstream csv(dir / "comma.csv");
+        csv << "\"width, cm\",b,\"y, z\",w\\v\n";
+        for (int r = 0; r < 40; ++r)
+            csv << r * 0.1 << "," << (r % 5) * 0.2 << "," << r * 0.05 << "," << r % 2 << "\n";
+    }
+    const std::string train = bin("brain") + " train --csv " + dir.q("comma.csv") + " --layers 4 --epochs 1 ";
+    // One target, a comma in its name, then two at once: one escaped, one with a backslash of its own.
+    const auto one = run(train + "--target 'y\\, z' --out " + dir.q("one.json"));
+    INFO(one.output);
+    REQUIRE(one.status == 0);
+    const brain::Network model = brain::Network::load_json(dir / "one.json");
+    CHECK(model.target_names() == std::vector<std::string>{"y, z"});
+    CHECK(model.feature_names() == std::vector<std::string>{"width, cm", "b", "w\\v"});
+    const auto two = run(train + "--target 'y\\, z,w\\\\v' --out " + dir.q("two.json"));
+    INFO(two.output);
+    REQUIRE(two.status == 0);
+    CHECK(brain::Network::load_json(dir / "two.json").target_names() == std::vector<std::string>{"y, z", "w\\v"});
+    const auto evaluate = run(bin("brain") + " evaluate --model " + dir.q("one.json") + " --csv " +
+                              dir.q("comma.csv") + " --target 'y\\, z' --json");
+    INFO(evaluate.output);
+    CHECK(evaluate.status == 0);
+    CHECK(contains(evaluate.output, "\"loss\""));
+    REQUIRE(run(bin("brain") + " convert " + dir.q("comma.csv") + " " + dir.q("x.npy") + " " + dir.q("y.npy") +
+                " --target 'y\\, z'")
+                .status == 0);
+    CHECK(brain::load_npy(dir / "y.npy").cols() == 1);
+    // Unescaped, the comma splits: the error names the half that is not a column.
+    const auto split = run(train + "--target 'y, z' --out " + dir.q("split.json"));
+    CHECK(split.status != 0);
+    CHECK(contains(split.output, "'y'"));
+    check_usage_error(run(train + "--target 'y\\, z,' --out " + dir.q("e.json")), 105,
+                      {"--target: expected comma-separated values, none of them empty, found 'y\\, z,'",
+                       "a comma inside a column's name is written \\,"});
+    CHECK_FALSE(fs::exists(dir / "e.json"));
+}

@@ -1,5 +1,6 @@
 #include "cli_options.hpp"
 
+#include <brain/error.hpp>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -76,6 +77,43 @@ CLI::Validator file_name() {
                                 : std::string();
         },
         "FILE");
+}
+
+CLI::Option* add_column_list_option(CLI::App& cmd, const std::string& name, std::vector<std::string>& names,
+                                    const std::string& help) {
+    // CLI11's own delimiter cannot keep a comma inside a name, and CSV headers hold such names ("width, cm").
+    const auto split = [&names, name](const CLI::results_t& given) {
+        names.clear();
+        for (const std::string& text : given) {
+            std::string current;
+            bool empty_item = text.empty();
+            for (std::size_t i = 0; i < text.size(); ++i) {
+                const char c = text[i];
+                if (c == '\\' && i + 1 < text.size() && (text[i + 1] == ',' || text[i + 1] == '\\')) {
+                    current += text[++i];
+                } else if (c == ',') {
+                    empty_item = empty_item || current.empty();
+                    names.push_back(std::move(current));
+                    current.clear();
+                } else {
+                    current += c;
+                }
+            }
+            empty_item = empty_item || current.empty();
+            names.push_back(std::move(current));
+            if (empty_item)
+                throw CLI::ValidationError(name, "expected comma-separated values, none of them empty, found " +
+                                                     quote_excerpt(text) +
+                                                     " (a comma inside a column's name is written \\,)");
+        }
+        return true;
+    };
+    CLI::Option* option = cmd.add_option(name, split, help);
+    // As CLI11 registers a std::vector<std::string>: one name per value, any number of values and repeats.
+    option->type_name("TEXT");
+    option->type_size(1, 1);
+    option->expected(CLI::detail::expected_max_vector_size);
+    return option;
 }
 
 InputLimits InputOptions::limits() const {

@@ -6,6 +6,7 @@
 #include <brain/limits.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace brain::app {
 
@@ -30,6 +31,12 @@ CLI::Validator fraction();
 
 // A file name that is not empty: an unset shell variable ("--out $OUT") must not mean "no file" (exit 105).
 CLI::Validator file_name();
+
+// Adds a list of column names (--target): split at commas, each occurrence and repeats added in order, where "\,"
+// is a comma inside a name and "\\" a backslash ("--target 'width\, cm'" names the column "width, cm"); an empty
+// name is a usage error naming the option (exit 105).
+CLI::Option* add_column_list_option(CLI::App& cmd, const std::string& name, std::vector<std::string>& names,
+                                    const std::string& help);
 
 // The values behind --max-input-mib, --max-columns, --max-classes and --max-cell-bytes.
 struct InputOptions {

@@ -117,7 +117,7 @@ void add_convert_command(CLI::App& app, int& exit_code) {
         ->required()
         ->expected(1, 2)
         ->check(file_name());
-    cmd->add_option("--target", o->targets, "target column(s), as brain train's --target")->delimiter(',');
+    add_column_list_option(*cmd, "--target", o->targets, "target column(s), as brain train's --target");
     add_input_options(*cmd, o->limits, true);
     cmd->callback([o, &exit_code] { exit_code = run_convert(*o); });
 }

@@ -70,9 +70,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
         "true values by its target column(s). Runs on the host, no GPU needed.");
     cmd->add_option("--model", o->model, "a model file written by brain train (save_json)")->required();
     cmd->add_option("--csv", o->csv, "rows with their true values, with a header row")->required();
-    cmd->add_option("--target", o->targets,
-                    "the column(s) of true values (default: the column the model was trained on)")
-        ->delimiter(',');
+    add_column_list_option(*cmd, "--target", o->targets,
+                           "the column(s) of true values, as brain train's --target (default: the column the model "
+                           "was trained on)");
     cmd->add_flag("--json", o->json, "print one JSON object instead of tables");
     add_input_options(*cmd, o->input, true);
     cmd->callback([o, &exit_code] { exit_code = run_evaluate(*o); });

@@ -364,10 +364,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
         "device or an input). On error nothing is written. --resume FILE continues a run saved by "
         "--checkpoint-every exactly.");
     add_data_source_options(*cmd, o->source, true, "training data: a CSV file with a header row");
-    cmd->add_option("--target", o->targets,
-                    "target column of --csv (repeat or comma-separate for several); a column with text cells is a "
-                    "class label, one-hot encoded. With --npz: columns of its 'features' when it has no 'targets'")
-        ->delimiter(',');
+    add_column_list_option(
+        *cmd, "--target", o->targets,
+        "target column of --csv (repeat or comma-separate for several; '\\,' is a comma inside a "
+        "name); a column with text cells is a class label, one-hot encoded. With --npz: columns of "
+        "its 'features' when it has no 'targets'");
     cmd->add_option("--classes", o->classes,
                     "train a softmax classifier on this column's values as classes, numbers (digits 0-9, codes) or "
                     "text; the labels are kept in the model and printed back by predict (implies --target COLUMN)");
