@@ -541,7 +541,8 @@ TEST_CASE("--target names a column whose name holds a comma as '\\,'; an empty n
     // Unescaped, the comma splits: the error names the half that is not a column.
     const auto split = run(train + "--target 'y, z' --out " + dir.q("split.json"));
     CHECK(split.status != 0);
-    CHECK(contains(split.output, "'y'"));
+    CHECK(contains(split.output, "target column 'y' is not in the header"));
+    CHECK(contains(split.output, "joined by commas, the names 'y' to ' z' make the column 'y, z'"));
     check_usage_error(run(train + "--target 'y\\, z,' --out " + dir.q("e.json")), 105,
                       {"--target: expected comma-separated values, none of them empty, found 'y\\, z,'",
                        "a comma inside a column's name is written \\,"});

@@ -181,6 +181,14 @@ TEST_CASE("CSV: option errors name the column, the file and the available column
                   {"'price'", "regression.csv", "'x1', 'x2', 'y'"});
     // Read with the wrong delimiter, the whole header is one column.
     require_error([] { load("semicolon.csv", {"z"}); }, ErrorCode::InvalidArgument, {"'z'", "'x;y;z'"});
+    // A name cut in two at its comma (a comma-separated list) is named whole.
+    require_error(
+        [] {
+            load("quoted.csv", {"label", "width", " cm"});
+        },
+        ErrorCode::InvalidArgument,
+        {"target column 'width' is not in the header",
+         "joined by commas, the names 'width' to ' cm' make the column 'width, cm'"});
     require_error([] { load("regression.csv", {}); }, ErrorCode::InvalidArgument, {"no target columns"});
     require_error([] { load("regression.csv", {"y", "y"}); }, ErrorCode::InvalidArgument, {"'y'", "twice"});
     require_error([] { load("crlf.csv", {"a", "b", "target"}); }, ErrorCode::InvalidArgument, {"no feature"});

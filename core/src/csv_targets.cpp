@@ -21,10 +21,25 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_columns(cons
                                                                             std::string_view caller) {
     std::vector<std::size_t> target_index;
     std::set<std::size_t> is_target;
-    for (const auto& name : targets) {
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+        const std::string& name = targets[k];
         const auto hit = std::find(header.begin(), header.end(), name);
-        BRAIN_CHECK_ARG(hit != header.end(), caller, ": target column ", quote_excerpt(name),
-                        " is not in the header of '", file, "'; available columns: ", quoted_names(header));
+        if (hit == header.end()) {
+            // A list split at commas (the command line's --target) cuts a name such as "width, cm" in two: when
+            // this name and the next ones, joined by commas again, are a column, say so and how to write it.
+            std::string joined = name, split_hint;
+            for (std::size_t j = k + 1; j < targets.size() && split_hint.empty(); ++j) {
+                joined += "," + targets[j];
+                if (std::find(header.begin(), header.end(), joined) != header.end())
+                    split_hint = "; joined by commas, the names " + quote_excerpt(name) + " to " +
+                                 quote_excerpt(targets[j]) + " make the column " + quote_excerpt(joined) +
+                                 ": name it as one item (on brain's command line, write a comma inside a name as "
+                                 "\\,)";
+            }
+            BRAIN_THROW(ErrorCode::InvalidArgument, caller, ": target column ", quote_excerpt(name),
+                        " is not in the header of '", file, "'", split_hint,
+                        "; available columns: ", quoted_names(header));
+        }
         const auto c = static_cast<std::size_t>(hit - header.begin());
         BRAIN_CHECK_ARG(is_target.insert(c).second, caller, ": target column ", quote_excerpt(name),
                         " is listed twice in the options; list each target column once");
