@@ -79,6 +79,12 @@ CLI::Validator file_name() {
         "FILE");
 }
 
+std::string empty_list_item_error(const std::string& option, const std::string& value, char delimiter) {
+    return option + ": expected " +
+           (delimiter == ',' ? std::string("comma") : "'" + std::string(1, delimiter) + "'") +
+           "-separated values, none of them empty, found " + quote_excerpt(value);
+}
+
 CLI::Option* add_column_list_option(CLI::App& cmd, const std::string& name, std::vector<std::string>& names,
                                     const std::string& help) {
     // CLI11's own delimiter cannot keep a comma inside a name, and CSV headers hold such names ("width, cm").
@@ -102,9 +108,8 @@ CLI::Option* add_column_list_option(CLI::App& cmd, const std::string& name, std:
             empty_item = empty_item || current.empty();
             names.push_back(std::move(current));
             if (empty_item)
-                throw CLI::ValidationError(name, "expected comma-separated values, none of them empty, found " +
-                                                     quote_excerpt(text) +
-                                                     " (a comma inside a column's name is written \\,)");
+                throw CLI::ValidationError(empty_list_item_error(name, text) +
+                                           " (a comma inside a column's name is written \\,)");
         }
         return true;
     };

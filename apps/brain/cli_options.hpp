@@ -32,6 +32,10 @@ CLI::Validator fraction();
 // A file name that is not empty: an unset shell variable ("--out $OUT") must not mean "no file" (exit 105).
 CLI::Validator file_name();
 
+// The usage error of a list option holding an empty item: "--layers: expected comma-separated values, none of them
+// empty, found '4,,4'".
+std::string empty_list_item_error(const std::string& option, const std::string& value, char delimiter = ',');
+
 // Adds a list of column names (--target): split at commas, each occurrence and repeats added in order, where "\,"
 // is a comma inside a name and "\\" a backslash ("--target 'width\, cm'" names the column "width, cm"); an empty
 // name is a usage error naming the option (exit 105).

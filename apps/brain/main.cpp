@@ -1,5 +1,6 @@
 // brain: the command-line front end of the library (docs/cli.md).
 #include "app_support.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -116,8 +117,7 @@ std::string empty_list_item_message(const CLI::App& app, int argc, char** argv) 
         const char d = option->get_delimiter();
         const std::string twice(2, d);
         if (value.empty() || value.front() == d || value.back() == d || value.find(twice) != std::string::npos)
-            return name + ": expected " + (d == ',' ? std::string("comma") : "'" + std::string(1, d) + "'") +
-                   "-separated values, none of them empty, found " + brain::quote_excerpt(value);
+            return brain::app::empty_list_item_error(name, value, d);
     }
     return {};
 }

@@ -5,11 +5,11 @@
 #pragma once
 
 #include "support/catch.hpp"
+#include "support/npz.hpp"
 #include "support/process.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <brain/npy_file.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -152,7 +152,7 @@ inline void run_rows(const std::vector<Case>& rows, Fixture& f, const char* suit
         }
         // A build without libzip refuses every .npz with Unsupported, before the defect a row aims at.
         if (!brain::npz_supported() && contains(row.command, "npz")) {
-            WARN("skipped: this build has no .npz support (built without libzip): " << row.name);
+            WARN("skipped: " << k_no_npz_reason << ": " << row.name);
             ++skipped;
             continue;
         }

@@ -5,9 +5,13 @@
 
 #include <brain/npy_file.hpp>
 
+namespace brain::test {
+// Why a test that needs .npz archives does not run here.
+inline constexpr const char* k_no_npz_reason =
+    "this build has no .npz support (built without libzip; scripts/install-deps installs libzip-dev)";
+} // namespace brain::test
+
 #define REQUIRE_NPZ()                                                                                              \
     do {                                                                                                           \
-        if (!::brain::npz_supported())                                                                             \
-            BRAIN_SKIP("this build has no .npz support (built without libzip; scripts/install-deps installs "      \
-                       "libzip-dev)");                                                                             \
+        if (!::brain::npz_supported()) BRAIN_SKIP(::brain::test::k_no_npz_reason);                                 \
     } while (false)
