@@ -154,6 +154,110 @@ static inline uint64_t brain_cluster_plan(const brain_fused_layer* layers, uint3
     return at + 3 * floats;
 }
 
+/* The sharded epoch kernel (kernels/sharded_epoch.cu) trains a whole epoch of a deeper network on one cluster:
+ * block c holds its share of every hidden layer's outputs (W's rows and b of outputs [n c / blocks,
+ * n (c + 1) / blocks)), their activations for the whole batch and their optimizer state, and the whole output
+ * layer; the other blocks read what they need of it through the cluster's shared window. Its layout, as offsets in
+ * floats, from brain_sharded_plan: */
+typedef struct brain_sharded_layout {
+    uint32_t weights[BRAIN_FUSED_MAX_LAYERS];     /* hidden layer l: the block's rows of W, pitch
+                                                     brain_cluster_pitch(inputs), b last; the output layer: all */
+    uint32_t acts[BRAIN_FUSED_MAX_LAYERS];        /* hidden layer l: the batch's activations of the block's
+                                                     outputs, rows of slice_pitch[l] */
+    uint32_t zs[BRAIN_FUSED_MAX_LAYERS];          /* their z where the derivative needs it, else acts[l] */
+    uint32_t slice_pitch[BRAIN_FUSED_MAX_LAYERS]; /* the most outputs a block holds of layer l, made odd */
+    uint32_t inputs[2];  /* the batch's input rows, pitch brain_cluster_pitch(inputs), ones after them: two
+                            buffers, the next step's copied while this one trains */
+    uint32_t targets[2]; /* the batch's target rows, pitch outputs, two buffers */
+    uint32_t deltas[2];  /* dL/dz of the block's outputs of two consecutive hidden layers (layer l's in deltas[l %
+                            2]),  pitch slice_pitch[l] */
+    uint32_t head_z, head_a, head_delta; /* the output layer's z, activation and dL/dz, batch rows of outputs */
+    uint32_t head_m, head_v;             /* the output layer's optimizer state, in W's layout */
+    uint32_t stage;         /* a layer's input rows gathered from every block, pitch brain_cluster_pitch(inputs) */
+    uint32_t stage_delta;   /* a layer's dL/dz gathered from every block, pitch brain_cluster_pitch(outputs) */
+    uint32_t stage_weights; /* a layer's W, the columns of the block's share of its inputs, pitch
+                               slice_pitch[l - 1] */
+    uint32_t grad;          /* one layer's gradient of the block's rows (the output layer's: all), W's layout */
+    uint32_t row_loss;      /* the batch's row losses */
+} brain_sharded_layout;
+
+/* The first of `n` outputs that block c of `blocks` holds (c = blocks: n). */
+static inline uint32_t brain_shard_first(uint32_t n, uint32_t c, uint32_t blocks) {
+    uint64_t product = n;
+    product *= c;
+    return product / blocks; /* narrows implicitly: the header is C and C++ alike, so no casts */
+}
+
+/* Fills `out` for a network of `count` layers (at least 2) and batches of `batch` rows on `blocks` blocks; returns
+ * the floats of shared memory a block's layout takes (the offsets are valid when that fits in 32 bits). */
+static inline uint64_t brain_sharded_plan(const brain_fused_layer* layers, uint32_t count, uint32_t batch,
+                                          uint32_t blocks, brain_sharded_layout* out) {
+    uint64_t at = 0, most, floats, rows = batch, head = layers[count - 1].outputs, stage_weights = 0, grad;
+    uint32_t l, top = count - 1, widest = 1, stage = 0, stage_delta = 0;
+    grad = head * brain_cluster_pitch(layers[top].inputs);
+    for (l = 0; l < top; ++l) {
+        most = (layers[l].outputs + blocks - 1) / blocks;
+        out->slice_pitch[l] = most | 1u;
+        if (out->slice_pitch[l] > widest) widest = out->slice_pitch[l];
+        floats = most * brain_cluster_pitch(layers[l].inputs);
+        out->weights[l] = at;
+        at += floats;
+        if (floats > grad) grad = floats;
+    }
+    floats = head * brain_cluster_pitch(layers[top].inputs);
+    out->weights[top] = at;
+    at += floats;
+    out->head_m = at;
+    at += floats;
+    out->head_v = at;
+    at += floats;
+    for (l = 0; l < top; ++l) {
+        floats = rows * out->slice_pitch[l];
+        out->acts[l] = at;
+        at += floats;
+        out->zs[l] = out->acts[l];
+        if (layers[l].activation == BRAIN_ACT_GELU || layers[l].activation == BRAIN_ACT_LEAKY_RELU) {
+            out->zs[l] = at;
+            at += floats;
+        }
+    }
+    for (l = 0; l < 2; ++l) {
+        out->inputs[l] = at;
+        at += rows * brain_cluster_pitch(layers[0].inputs);
+    }
+    for (l = 0; l < 2; ++l) {
+        out->targets[l] = at;
+        at += rows * head;
+    }
+    for (l = 0; l < 2; ++l) {
+        out->deltas[l] = at;
+        at += rows * widest;
+    }
+    floats = rows * head;
+    out->head_z = at;
+    out->head_a = at + floats;
+    out->head_delta = at + 2 * floats;
+    at += 3 * floats;
+    for (l = 1; l <= top; ++l) {
+        if (brain_cluster_pitch(layers[l].inputs) > stage) stage = brain_cluster_pitch(layers[l].inputs);
+        if (l < top && brain_cluster_pitch(layers[l].outputs) > stage_delta)
+            stage_delta = brain_cluster_pitch(layers[l].outputs);
+        floats = layers[l].outputs;
+        floats *= out->slice_pitch[l - 1];
+        if (l < top && floats > stage_weights) stage_weights = floats;
+    }
+    out->stage = at;
+    at += rows * stage;
+    out->stage_delta = at;
+    at += rows * stage_delta;
+    out->stage_weights = at;
+    at += stage_weights;
+    out->grad = at;
+    at += grad;
+    out->row_loss = at;
+    return at + batch;
+}
+
 /* Where the cluster epoch kernel runs several clusters (long batches), each takes its own rows of every batch and
  * the clusters add up their gradients through this workspace (device pointers owned by the session): the block of
  * rank c of each cluster writes its cluster's sums of its share of the parameters, the blocks of rank c meet at a
