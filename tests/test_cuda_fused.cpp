@@ -143,33 +143,6 @@ std::optional<bool> cluster_mode_takes_cluster(const FusedCase& c) {
     return std::nullopt;
 }
 
-// Whether BRAIN_CUDA_FUSED=sharded takes the sharded epoch kernel for `c` on an H100 or H200: yes where a block's
-// shared memory (the layout's floats and the kernel's own 15 KiB) is well inside their 227 KiB on a cluster of the
-// size asked (BRAIN_CUDA_TEST_CLUSTER_BLOCKS) or of 16, no for a single layer or where it is past it at every size
-// the session tries, either in between (nullopt).
-std::optional<bool> sharded_mode_takes_sharded(const FusedCase& c) {
-#ifdef BRAIN_TEST_CLUSTER_LAYOUT
-    if (c.widths.size() < 3) return false;
-    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
-    for (std::size_t l = 0; l + 1 < c.widths.size(); ++l) {
-        layers[l].inputs = static_cast<uint32_t>(c.widths[l]);
-        layers[l].outputs = static_cast<uint32_t>(c.widths[l + 1]);
-        layers[l].activation = static_cast<int32_t>(l + 2 < c.widths.size() ? c.hidden : c.output);
-    }
-    const auto bytes = [&](uint32_t blocks) {
-        brain_sharded_layout layout;
-        return 4 * brain_sharded_plan(layers, static_cast<uint32_t>(c.widths.size() - 1), c.batch, blocks, &layout);
-    };
-    const char* asked = std::getenv("BRAIN_CUDA_TEST_CLUSTER_BLOCKS");
-    const uint32_t blocks = asked ? static_cast<uint32_t>(std::atoi(asked)) : 16u;
-    if (bytes(blocks) <= 200 * 1024) return true;
-    if (bytes(blocks) > 232448 && (asked || (bytes(8) > 232448 && bytes(4) > 232448))) return false;
-#else
-    (void)c;
-#endif
-    return std::nullopt;
-}
-
 // Trains `c`, shuffled and not, on the cuBLAS path, the CPU and the fused kernel of each variant: the same weights,
 // optimizer state, step count and losses, and one float read back per epoch on either path. Returns what ran for
 // the first variant (the stats' arithmetic).
@@ -211,11 +184,6 @@ std::string check_fused_case(const FusedCase& c, const std::vector<KernelVariant
                 const char* grads = std::getenv("BRAIN_CUDA_TEST_CLUSTER_GRADS");
                 if (took && grads && std::string(grads) == "global")
                     CHECK(arithmetic == "float32 (cluster epoch kernel, global gradient shares)");
-            }
-            if (std::string(variant.value) == "sharded") {
-                const std::optional<bool> sharded = sharded_mode_takes_sharded(c);
-                const bool took = fused_report.stats.arithmetic == "float32 (sharded epoch kernel)";
-                if (sharded) CHECK(took == *sharded);
             }
             if (&variant == &variants.front()) {
                 // Deterministic: every output is summed by one thread or warp in a fixed order.
@@ -346,31 +314,4 @@ TEST_CASE("CUDA cluster epoch kernel gives the same weights as the cuBLAS path",
     }
     brain::test::ScopedEnv four("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("4"));
     for (const FusedCase& c : small_cases()) DYNAMIC_SECTION("small: " << c.name) check_fused_case(c, cluster);
-}
-
-TEST_CASE("CUDA sharded epoch kernel gives the same weights as the cuBLAS path", "[cuda]") {
-    REQUIRE_GPU();
-    // Every network of both lists on the sharded epoch kernel, where a cluster's blocks hold it (the session's
-    // arithmetic says which kernel ran), in clusters as large as the device runs and of 4 blocks; and deep networks
-    // of more parameters than one block holds, layers of fewer outputs than the cluster has blocks (some blocks
-    // hold none of them), a last batch shorter than the others, and every activation, loss and optimizer.
-    using enum brain::Activation;
-    using enum brain::Loss;
-    const std::vector<FusedCase> deep = {
-        FusedCase("eight layers of 166, gelu mse adamw, batches of 32",
-                  {37, 166, 166, 166, 166, 166, 166, 166, 166, 13}, Gelu, Linear, MeanSquaredError,
-                  brain::Optimizer::adamw(0.001f, 0.01f), 300, 32),
-        FusedCase("four layers of 108, linear, softmax cce adamw", {11, 108, 108, 108, 108, 2}, Linear, Softmax,
-                  CategoricalCrossEntropy, brain::Optimizer::adamw(0.002f, 0.01f), 250, 32),
-        FusedCase("layers of 9 and 5 on 16 blocks, leaky relu, sigmoid bce sgd", {20, 9, 5, 9, 3}, LeakyRelu,
-                  Sigmoid, BinaryCrossEntropy, brain::Optimizer::sgd(0.05f, 0.9f), 300, 64),
-        FusedCase("six layers of 200, tanh, mse adam", {30, 200, 200, 200, 200, 200, 200, 4}, Tanh, Linear,
-                  MeanSquaredError, brain::Optimizer::adam(0.001f), 200, 48),
-    };
-    const std::vector<KernelVariant> sharded = {{"sharded epoch kernel", "BRAIN_CUDA_FUSED", "sharded"}};
-    for (const FusedCase& c : deep) DYNAMIC_SECTION(c.name) check_fused_case(c, sharded);
-    for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, sharded);
-    brain::test::ScopedEnv four("BRAIN_CUDA_TEST_CLUSTER_BLOCKS", std::string("4"));
-    for (const FusedCase& c : small_cases()) DYNAMIC_SECTION("small: " << c.name) check_fused_case(c, sharded);
-    for (const FusedCase& c : deep) DYNAMIC_SECTION("four blocks: " << c.name) check_fused_case(c, sharded);
 }

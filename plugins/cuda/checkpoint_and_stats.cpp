@@ -87,7 +87,6 @@ brain_session_stats CudaSession::stats() const noexcept {
 }
 
 std::string CudaSession::arithmetic() const {
-    if (m_cluster_sharded) return "float32 (sharded epoch kernel)";
     if (m_cluster_blocks)
         return m_cluster_global_grad_floats ? "float32 (cluster epoch kernel, global gradient shares)"
                                             : "float32 (cluster epoch kernel)";

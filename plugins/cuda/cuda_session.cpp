@@ -83,9 +83,8 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
                mib(m_allocator.peak(MemoryKind::Tensor)) + ", data set " + (m_resident ? "resident" : "staged") +
                ", cuBLAS workspace " + mib(cublas_workspace) + ", arithmetic: " + arithmetic() +
                (m_mixed_fusion.empty() ? std::string() : " (" + m_mixed_fusion + ")") + ", epoch: " +
-               (m_cluster_sharded  ? "sharded kernel (" + std::to_string(m_cluster_blocks) + " blocks)"
-                : m_cluster_blocks ? "cluster kernel (" + std::to_string(m_cluster_count) + " x " +
-                                         std::to_string(m_cluster_blocks) + " blocks)"
+               (m_cluster_blocks ? "cluster kernel (" + std::to_string(m_cluster_count) + " x " +
+                                       std::to_string(m_cluster_blocks) + " blocks)"
                 : m_fused ? "fused kernel (" + std::to_string(m_fused_grid) + " blocks)"
                           : std::string(m_use_graphs ? "CUDA graph" : "direct launches")) +
                "; set-up " + ms(end - start) + ": checks " + ms(checked - start) + ", device and context " +

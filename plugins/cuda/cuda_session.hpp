@@ -107,7 +107,6 @@ private:
     // fused_epoch.cpp
     bool choose_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for workspace
     bool choose_cluster_epoch(const std::string& mode, std::uint64_t spare_bytes); // sets m_cluster_*
-    bool choose_sharded_epoch(const std::string& mode);  // sets m_cluster_* and m_cluster_sharded
     void prepare_fused_epoch(std::uint64_t spare_bytes); // spare_bytes: what the budget leaves for its workspace
     void run_fused_epoch();
     // graph_epoch.cpp
@@ -167,7 +166,6 @@ private:
     unsigned m_fused_grid = 0; // its blocks: one per SM
     unsigned m_cluster_blocks = 0;          // ... or on a cluster of this many blocks (kernels/cluster_epoch.cu)
     unsigned m_cluster_count = 0;           // on this many clusters
-    bool m_cluster_sharded = false;         // the sharded epoch kernel instead (kernels/sharded_epoch.cu)
     std::uint64_t m_cluster_global_grad_floats = 0; // its gradient shares in global memory (m_cluster_grads),
                                                     // the floats of each; 0: in shared memory
     unsigned m_cluster_threads = 0;         // its threads per block

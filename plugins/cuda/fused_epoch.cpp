@@ -60,14 +60,6 @@ bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::s
     return slice <= clusters_max_slice && inputs <= clusters_max_mean_inputs * plan.layers.size();
 }
 
-// Whether the sharded epoch kernel is expected to beat the fused epoch kernel for this plan (BRAIN_CUDA_FUSED
-// unset): it pays 2L - 2 cluster barriers per step instead of the fused kernel's 2L + 1 grid barriers, with each
-// block multiplying its share of every product alone (docs/performance.md).
-bool sharded_epoch_pays(const sdk::SessionPlan& plan) {
-    (void)plan;
-    return false;
-}
-
 // The bytes of the blocks' gradient shares in global memory (brain_cluster_exchange::grads): `floats` for each of
 // `blocks` blocks of `clusters` clusters.
 std::uint64_t global_grads_bytes(unsigned clusters, unsigned blocks, std::uint64_t floats) {
@@ -167,7 +159,7 @@ bool CudaSession::choose_fused_epoch(std::uint64_t spare_bytes) {
                                "in float32 only, so this session takes the cuBLAS path");
         return false;
     }
-    if (choose_cluster_epoch(mode, spare_bytes) || choose_sharded_epoch(mode)) return true;
+    if (choose_cluster_epoch(mode, spare_bytes)) return true;
     int cooperative = 0;
     check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, m_device),
                "cudaDeviceGetAttribute");
@@ -281,69 +273,6 @@ bool CudaSession::choose_cluster_epoch(const std::string& mode, std::uint64_t sp
         "no cluster of 4 to 16 blocks holds this network and a slice of its batch in shared memory (a block "
         "has at most " +
         std::to_string(optin) + " bytes)");
-}
-
-// BRAIN_CUDA_FUSED=sharded asks for the sharded epoch kernel wherever one cluster's blocks hold the network's
-// shares and the batch's rows; unset, it is taken where it is expected to be the faster (sharded_epoch_pays). The
-// cluster is as large as the device runs one of (16 blocks on an H100 or H200, else 8 or 4).
-bool CudaSession::choose_sharded_epoch(const std::string& mode) {
-    const DevicePlan& plan = m_plan;
-    if (mode != "sharded" && (mode != "auto" || !sharded_epoch_pays(plan))) return false;
-    const auto refuse = [&](const std::string& why) {
-        if (mode == "sharded")
-            log_message(2, "cuda session: BRAIN_CUDA_FUSED=sharded, but " + why + "; choosing as when it is unset");
-        return false;
-    };
-    if (plan.layers.size() < 2) return refuse("the sharded epoch kernel needs a hidden layer");
-    int major = 0, cluster_launch = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m_device),
-               "cudaDeviceGetAttribute");
-    check_cuda(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, m_device),
-               "cudaDeviceGetAttribute");
-    if (major < 9 || !cluster_launch)
-        return refuse("the sharded epoch kernel needs thread-block clusters (compute capability 9.0 or newer), "
-                      "which this device has not");
-    brain_fused_layer layers[BRAIN_FUSED_MAX_LAYERS] = {};
-    for (std::size_t l = 0; l < plan.layers.size(); ++l) {
-        layers[l].inputs = static_cast<uint32_t>(plan.layers[l].inputs);
-        layers[l].outputs = static_cast<uint32_t>(plan.layers[l].outputs);
-        layers[l].activation = plan.layers[l].activation;
-    }
-    const auto kernel = reinterpret_cast<const void*>((*m_kernels)[Kernel::ShardedEpoch]);
-    int optin = 0;
-    check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, m_device),
-               "cudaDeviceGetAttribute");
-    cudaFuncAttributes attributes{};
-    check_cuda(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes (the sharded epoch)");
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-               "cudaFuncSetAttribute (the sharded epoch's cluster size)");
-    const auto batch = static_cast<uint32_t>(plan.config.batch_size);
-    const unsigned asked = test_cluster_blocks();
-    for (unsigned blocks : {16u, 8u, 4u}) {
-        if (asked && blocks != asked) continue;
-        brain_sharded_layout layout;
-        const std::uint64_t bytes =
-            4 * brain_sharded_plan(layers, static_cast<uint32_t>(plan.layers.size()), batch, blocks, &layout);
-        if (bytes + attributes.sharedSizeBytes > static_cast<std::uint64_t>(optin)) continue;
-        check_cuda(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-            "cudaFuncSetAttribute (the sharded epoch's shared memory)");
-        if (resident_clusters(kernel, blocks, static_cast<unsigned>(attributes.maxThreadsPerBlock), bytes) == 0)
-            continue;
-        m_cluster_blocks = blocks;
-        m_cluster_count = 1;
-        m_cluster_sharded = true;
-        m_cluster_global_grad_floats = 0;
-        m_cluster_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock); // BRAIN_CLUSTER_THREADS
-        m_cluster_shared_bytes = bytes;
-        log_message(1, "cuda session: the sharded epoch kernel, one cluster of " + std::to_string(blocks) +
-                           " blocks of " + std::to_string(bytes + attributes.sharedSizeBytes) +
-                           " bytes of shared memory");
-        return true;
-    }
-    return refuse("no cluster of 4 to 16 blocks holds this network's shares and a batch's rows in shared memory (a "
-                  "block has at most " +
-                  std::to_string(optin) + " bytes)");
 }
 
 void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
@@ -464,15 +393,7 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
 void CudaSession::run_fused_epoch() {
     brain_fused_epoch_args args = m_fused_args;
     void* params[] = {&args};
-    if (m_cluster_sharded) {
-        unsigned blocks = m_cluster_blocks;
-        void* sharded_params[] = {&args, &blocks};
-        const ClusterLaunch launch(blocks, 1, m_cluster_threads, m_cluster_shared_bytes, m_stream.get());
-        check_cuda(cudaLaunchKernelExC(&launch.config,
-                                       reinterpret_cast<const void*>((*m_kernels)[Kernel::ShardedEpoch]),
-                                       sharded_params),
-                   "cudaLaunchKernelExC (the sharded epoch)");
-    } else if (m_cluster_blocks) {
+    if (m_cluster_blocks) {
         unsigned blocks = m_cluster_blocks;
         brain_cluster_exchange exchange = m_cluster_exchange;
         void* cluster_params[] = {&args, &blocks, &exchange};
@@ -487,7 +408,7 @@ void CudaSession::run_fused_epoch() {
                                                dim3(m_fused_grid), dim3(fused_threads), params, 0, m_stream.get()),
                    "cudaLaunchCooperativeKernel (the fused epoch)");
     }
-    if (m_fused_profile.get() && !m_cluster_sharded) {
+    if (m_fused_profile.get()) {
         check_cuda(cudaStreamSynchronize(m_stream.get()), "the epoch");
         std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS];
         if (cudaMemcpy(stamps, m_fused_profile.get(), sizeof stamps, cudaMemcpyDeviceToHost) == cudaSuccess)

@@ -90,7 +90,7 @@ Target choose_target(int major, int minor) {
 std::string kernel_source() {
     return test_kernel_defines() +
            "#include \"layer_kernels.cu\"\n#include \"mixed_kernels.cu\"\n#include \"fused_epoch.cu\"\n"
-           "#include \"cluster_epoch.cu\"\n#include \"sharded_epoch.cu\"\n" +
+           "#include \"cluster_epoch.cu\"\n" +
            test_kernel_suffix();
 }
 

@@ -26,7 +26,7 @@ struct Target {
 Target choose_target(int major, int minor);
 
 // Every kernel the plugin launches (kernels/layer_kernels.cu, kernels/mixed_kernels.cu, kernels/fused_epoch.cu,
-// kernels/cluster_epoch.cu, kernels/sharded_epoch.cu).
+// kernels/cluster_epoch.cu).
 enum class Kernel {
     ShufflePermutation,
     GatherBatch,
@@ -50,9 +50,8 @@ enum class Kernel {
     FusedEpoch,       // a whole epoch, cooperative launch only
     FusedEpochShares, // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
     ClusterEpoch,     // a whole epoch of a small network on one block cluster (kernels/cluster_epoch.cu)
-    ShardedEpoch,     // a whole epoch on one block cluster, each block a share of every layer (sharded_epoch.cu)
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::ShardedEpoch) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::ClusterEpoch) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
 inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
@@ -76,8 +75,7 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_flag_non_finite",
                                                                        "brain_fused_epoch",
                                                                        "brain_fused_epoch_shares",
-                                                                       "brain_cluster_epoch",
-                                                                       "brain_sharded_epoch"};
+                                                                       "brain_cluster_epoch"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

@@ -57,7 +57,6 @@ TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without
         if (major == 9) {
             check_epoch_spills(log);
             check_epoch_spills(log, "brain_cluster_epoch");
-            check_epoch_spills(log, "brain_sharded_epoch");
             check_epoch_spills(log, "brain_fused_epoch_shares");
         }
     }
@@ -92,7 +91,7 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     CHECK(text.rfind(source, 0) == 0);
     for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
                              "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_shares.cuh",
-                             "fused_head.cuh", "fused_epoch.cu", "cluster_epoch.cu", "sharded_epoch.cu"}) {
+                             "fused_head.cuh", "fused_epoch.cu", "cluster_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }
