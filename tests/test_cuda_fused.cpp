@@ -254,17 +254,15 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // can: four networks fold, with three or more layers, one output and the layer below in tiles); a narrow
     // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
     // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
-    // where they fit); the loss phase without the dry pass through its code that its blocks free in the phase
-    // before make (as it is, with it); weight gradients by a warp per output or tiles over the whole batch (as it
-    // is, in row shares where the batch has 256 rows or more and the shares are small enough); the register count
-    // left to ptxas, as toolkits before CUDA 12.4 build it; and one tile height for both products of a backward
-    // phase (as it is, each its own where that shortens the phase).
+    // where they fit); weight gradients by a warp per output or tiles over the whole batch (as it is, in row shares
+    // where the batch has 256 rows or more and the shares are small enough); the register count left to ptxas, as
+    // toolkits before CUDA 12.4 build it; and one tile height for both products of a backward phase (as it is, each
+    // its own where that shortens the phase).
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
         {"no head gradient shares", "BRAIN_CUDA_TEST_HEAD_SHARES", "0"},
         {"head weights from global memory", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_STAGED=0"},
-        {"no dry pass before the loss phase", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_WARM=0"},
         {"no row shares", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_ROW_SHARES=0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"},
         {"one tile height per backward phase", "BRAIN_CUDA_TEST_TILE_HEIGHTS", "0"}};

@@ -38,35 +38,24 @@
 // consistent fence) before the arrival and after the wait.
 //
 // word_barrier is the barrier's form for `count` blocks meeting on `word`, `first` true on exactly one of them
-// (grid_barrier: the whole grid on the scalars' word; the cluster epoch kernel: a rank's blocks of every cluster),
-// in two halves: word_arrive returns the word as thread 0's arrival saw it (0 on the block's other threads), for
-// word_wait; between the two the block may work on anything but what the other blocks write before the barrier.
-static __device__ __forceinline__ uint32_t word_arrive(uint32_t* word, bool first, unsigned count) {
+// (grid_barrier: the whole grid on the scalars' word; the cluster epoch kernel: a rank's blocks of every cluster).
+static __device__ __forceinline__ void word_barrier(uint32_t* word, bool first, unsigned count) {
     __syncthreads();
-    uint32_t seen = 0;
     if (threadIdx.x == 0) {
         const uint32_t add = first ? 0x80000000u - (count - 1) : 1u;
 #if __CUDA_ARCH__ >= 700
-        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(seen) : "l"(word), "r"(add) : "memory");
-#else
-        __threadfence();
-        seen = atomicAdd(word, add);
-#endif
-    }
-    return seen;
-}
-static __device__ __forceinline__ void word_wait(uint32_t* word, uint32_t seen) {
-    if (threadIdx.x == 0) {
-#if __CUDA_ARCH__ >= 700
         // Relaxed polls: an acquire load would invalidate the SM's L1 on every poll; one fence after the wait does
         // it once.
-        uint32_t now;
+        uint32_t seen, now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(seen) : "l"(word), "r"(add) : "memory");
         do {
             asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
         } while (((seen ^ now) & 0x80000000u) == 0);
         // The acquire as one load of the word, which the polls have seen flip (cheaper than a fence).
         asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
 #else
+        __threadfence();
+        const uint32_t seen = atomicAdd(word, add);
         while (((seen ^ *(volatile uint32_t*)word) & 0x80000000u) == 0) {
         }
         __threadfence();
@@ -74,20 +63,10 @@ static __device__ __forceinline__ void word_wait(uint32_t* word, uint32_t seen) 
     }
     __syncthreads();
 }
-static __device__ __forceinline__ void word_barrier(uint32_t* word, bool first, unsigned count) {
-    word_wait(word, word_arrive(word, first, count));
-}
 
-// The fused epoch kernel's barrier between phases, over every block of the grid; in halves, grid_arrive and
-// grid_wait.
+// The fused epoch kernel's barrier between phases, over every block of the grid.
 static __device__ void grid_barrier(brain_cuda_scalars* s) {
     word_barrier(&s->barrier_arrived, blockIdx.x == 0, gridDim.x);
-}
-static __device__ __forceinline__ uint32_t grid_arrive(brain_cuda_scalars* s) {
-    return word_arrive(&s->barrier_arrived, blockIdx.x == 0, gridDim.x);
-}
-static __device__ __forceinline__ void grid_wait(brain_cuda_scalars* s, uint32_t seen) {
-    word_wait(&s->barrier_arrived, seen);
 }
 
 // The GPU's nanosecond clock, for the profiles' stamps.
@@ -232,73 +211,47 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
         const bool fold = false;
 #endif
         for (unsigned l = 0; l < layer_count; ++l) {
-            // A block of the loss phase that had no tile in the phase before it goes through the loss phase's
-            // code dry while the others finish that phase: the code runs once per step, and an SM fetching it cold
-            // from L2 takes microseconds. Such a block arrives at that phase's barrier (`seen`) and waits there
-            // only after the dry pass.
-            bool warm = false;
-            uint32_t seen = 0;
-            if (!(head && l + 1 == layer_count)) {
-                const brain_fused_layer& layer = args.layers[l];
-                FusedGemm g;
-                g.a = layer_input(args, l, start, batch_rows);
-                g.b.p = args.params + layer.weight_offset; // B(k, n) = W[n][k]
-                g.b.index = nullptr;
-                g.b.rs = 1;
-                g.b.cs = layer.inputs;
-                g.m = rows;
-                g.n = layer.outputs;
-                g.k = layer.inputs;
-                g.layer = &layer;
-                g.last = l + 1 == layer_count;
-#if BRAIN_FUSED_FOLDED_HEAD
-                if (fold && l + 2 == layer_count) { // the layer below a folded head
-                    g.head_w = args.params + out_layer.weight_offset;
-                    g.head_dots = args.head_partial;
-                    g.head_tiles = fold_tiles;
-                }
-#endif
-                unsigned first = 0;
-                const unsigned tm = fused_phase_tile(g, g, false);
-                fused_gemm<FUSED_FORWARD>(c, g, first, sh, tm);
-                const bool before_loss = head && !fold && l + 2 == layer_count;
-                const unsigned rank = loss_rank(rows);
-                if (before_loss) {
-                    const brain_fused_layer& out = args.layers[l + 1];
-                    // The loss phase's copy of the head's weights, queued to land while the block waits at the
-                    // barrier (nothing writes the weights in between).
-                    if (head_staged(out, head_backward, rows, rank)) {
-                        __syncthreads(); // the tiles' last reads of the shared memory it overwrites
-                        head_stage_weights(args, out, head_weights_copy(sh.head, out, head_backward));
-                    }
-                    warm = BRAIN_FUSED_HEAD_WARM && rank * BRAIN_FUSED_WARPS < rows &&
-                           fused_busy_blocks(g, tm) <= blockIdx.x;
-                }
-                if (warm)
-                    seen = grid_arrive(s);
-                else
+            const brain_fused_layer& layer = args.layers[l];
+            if (head && l + 1 == layer_count) {
+                if (!fold) { // a folded head has no phase of its own (the profile shows it as zero)
+                    fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start,
+                                          batch_rows, warp, warps, lane,
+                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head, l > 0);
                     grid_barrier(s);
-                profile_stamp(args, b, slot);
-                if (!before_loss) continue;
-                ++l; // on to the loss phase
-            }
-            // The output layer and the loss in one phase (the profile shows a loss phase of zero).
-            if (!fold) { // a folded head has no phase of its own (the profile shows it as zero)
-                // One copy of the phase's code, twice on a warm block (dry, then after the wait), so that the dry
-                // pass brings the very instructions the real one runs into the SM's instruction cache.
-                const unsigned loss_warp = loss_rank(rows) * BRAIN_FUSED_WARPS + threadIdx.x / BRAIN_WARP;
-                for (unsigned pass = warm ? 0u : 1u; pass < 2; ++pass) {
-                    if (pass == 1 && warm) grid_wait(s, seen);
-                    fused_output_and_loss(c, args.layers[l], layer_input(args, l, start, batch_rows), rows, start,
-                                          batch_rows, loss_warp, warps, lane,
-                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head,
-                                          pass == 0 || l > 0, pass == 0);
                 }
-                grid_barrier(s);
+                profile_stamp(args, b, slot);
+                profile_stamp(args, b, slot);
+                break;
             }
+            FusedGemm g;
+            g.a = layer_input(args, l, start, batch_rows);
+            g.b.p = args.params + layer.weight_offset; // B(k, n) = W[n][k]
+            g.b.index = nullptr;
+            g.b.rs = 1;
+            g.b.cs = layer.inputs;
+            g.m = rows;
+            g.n = layer.outputs;
+            g.k = layer.inputs;
+            g.layer = &layer;
+            g.last = l + 1 == layer_count;
+#if BRAIN_FUSED_FOLDED_HEAD
+            if (fold && l + 2 == layer_count) { // the layer below a folded head
+                g.head_w = args.params + out_layer.weight_offset;
+                g.head_dots = args.head_partial;
+                g.head_tiles = fold_tiles;
+            }
+#endif
+            unsigned first = 0;
+            fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false));
+            // The loss phase's copy of the head's weights, queued to land while the block waits at the barrier
+            // (nothing writes the weights in between).
+            if (head && !fold && l + 2 == layer_count && head_staged(args.layers[l + 1], head_backward, rows)) {
+                __syncthreads(); // the tiles' last reads of the shared memory it overwrites
+                head_stage_weights(args, args.layers[l + 1],
+                                   head_weights_copy(sh.head, args.layers[l + 1], head_backward));
+            }
+            grid_barrier(s);
             profile_stamp(args, b, slot);
-            profile_stamp(args, b, slot);
-            break;
         }
 
         // The loss: one warp per row, as brain_output_loss.

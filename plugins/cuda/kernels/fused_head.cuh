@@ -31,29 +31,14 @@ static __device__ __forceinline__ void head_deltas(float* delta, const float* ba
             delta[q * BRAIN_WARP] = back[q] * brain_derivative(ACT >= 0 ? ACT : activation, z[q], x[q], param);
 }
 
-// 1 (the default): a block of the loss phase that has no tile in the phase before goes through the loss phase's
-// code dry while it waits at that phase's barrier (fused_output_and_loss); 0: not (docs/cuda-plugin.md).
-#ifndef BRAIN_FUSED_HEAD_WARM
-#define BRAIN_FUSED_HEAD_WARM 1
-#endif
-
-// The loss phase's blocks: the last of the grid, so that the blocks before them, where a phase's tiles start, are
-// free of them. This block's rank among them (0 on the first; those past the rows' blocks have none), given the
-// batch's rows.
-static __device__ __forceinline__ unsigned loss_rank(unsigned rows) {
-    const unsigned blocks = min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS);
-    return (blockIdx.x + blocks) % gridDim.x;
-}
-
 // Whether the loss phase reads the head's weights from a copy in the block's shared memory (only blocks with rows
-// do: the warps of the block of rank `rank` take its rows in order): where the copy fits, beside the warps'
-// gradient slices, then packed, when the head's backward pass runs in the phase (`backward`).
-static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows,
-                                                   unsigned rank) {
+// do: warps take rows in order): where the copy fits, beside the warps' gradient slices, then packed, when the
+// head's backward pass runs in the phase (`backward`).
+static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
     const brain_u64 packed = backward ? (brain_u64)BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0;
     return packed + (brain_u64)out.outputs * out.inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
-           rank * BRAIN_FUSED_WARPS < rows;
+           blockIdx.x * BRAIN_FUSED_WARPS < rows;
 #else
     return false;
 #endif
@@ -83,16 +68,12 @@ static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const
 // derivative) and the row's terms of the head's weight and bias gradients (delta_out^T input, delta_out), added
 // into the warp's slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps'
 // slices, in a fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This
-// saves the head's backward phase and its barrier too. `warp` is the warp's place among the loss phase's (rank
-// loss_rank times BRAIN_FUSED_WARPS, plus the warp's in its block).
-// With `dry` the warp goes through the same code on whatever its rows hold and stores nothing to global memory:
-// run by a block while it waits at the barrier before the loss phase, this brings the code, which runs once per
-// step, into the SM's instruction cache.
+// saves the head's backward phase and its barrier too.
 static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
                                              const FusedOperand& input, unsigned rows, brain_u64 start,
                                              const uint32_t* batch_rows, unsigned warp, unsigned warps,
                                              unsigned lane, const brain_fused_layer* below, float* slices,
-                                             bool ahead, bool dry) {
+                                             bool ahead) {
     const brain_fused_epoch_args& a = *c.args;
     const unsigned k = out.outputs, inputs = out.inputs;
     float* const out_z = out.z;
@@ -104,8 +85,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     // A copy of the weights in shared memory (head_staged) turns each output's dot product from a round trip to L2
     // (every output of a row waits for the sum before it) into shared loads. Its copies are queued before the
     // phase's barrier where the phase has one in the step (`ahead`): the weights are not written in between.
-    const unsigned rank = warp / BRAIN_FUSED_WARPS;
-    const bool staged = head_staged(out, below != nullptr, rows, rank);
+    const bool staged = head_staged(out, below != nullptr, rows);
     const unsigned stride = staged && below ? width : BRAIN_FUSED_HEAD_SLICE; // between the warps' slices
     float* slice = slices + (threadIdx.x / BRAIN_WARP) * stride;
     const float* weights = a.params + out.weight_offset;
@@ -205,7 +185,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
                 }
                 // xb is the row of below's activations.
                 float* delta = below_delta + row + s0 * BRAIN_WARP + lane;
-                const unsigned left = dry ? 0u : inputs - s0 * BRAIN_WARP; // a dry pass stores none
+                const unsigned left = inputs - s0 * BRAIN_WARP;
                 if (below_activation == BRAIN_ACT_RELU)
                     head_deltas<BRAIN_ACT_RELU>(delta, back, zb, xb, lane, left, below_activation, below_param);
                 else
@@ -213,21 +193,21 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
             }
             if (on) slice[lane * (inputs + 1) + inputs] += dl;
         }
-        if (on && !dry) {
+        if (on) {
             out_z[at + lane] = z;
             out_a[at + lane] = activated; // z's own buffer when the head is linear (the same value then)
             out_delta[at + lane] = dl;
         }
-        if (lane == 0 && !dry) row_loss[r] = total;
+        if (lane == 0) row_loss[r] = total;
     }
     if (below) {
         __syncthreads();                           // every warp's slice is complete
-        if (rank * BRAIN_FUSED_WARPS < rows)       // the block had rows (its warps take them in order)
+        if (blockIdx.x * BRAIN_FUSED_WARPS < rows) // the block had rows (warps take rows in order)
             for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
                 float sum = slices[e];
 #pragma unroll
                 for (unsigned q = 1; q < BRAIN_FUSED_WARPS; ++q) sum += slices[q * stride + e];
-                if (!dry) a.head_partial[(brain_u64)rank * width + e] = sum;
+                a.head_partial[(brain_u64)blockIdx.x * width + e] = sum;
             }
     }
 }
