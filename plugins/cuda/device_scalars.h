@@ -204,5 +204,6 @@ typedef struct brain_fused_epoch_args {
 } brain_fused_epoch_args;
 
 #define BRAIN_FUSED_PROFILE_SLOTS 64 /* the phase profile's stamps (profile) */
+#define BRAIN_FUSED_LOSS_STAMP_SLOT 48 /* from here: the loss phase's stamps (BRAIN_FUSED_LOSS_STAMPS) */
 
 #endif

@@ -1,6 +1,8 @@
 // Compiled only with BRAIN_TEST_HOOKS=ON (test_hooks.hpp).
 #include "test_hooks.hpp"
 
+#include "device_scalars.h"
+
 #include <algorithm>
 #include <brain/plugin_sdk.hpp>
 #include <cctype>
@@ -146,7 +148,21 @@ std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers) 
     text += ", loss " + us(slot);
     ++slot;
     for (std::size_t l = layers; l-- > 0; ++slot) text += ", backward " + std::to_string(l) + " " + us(slot);
-    return text + "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
+    text += "; step " + std::to_string((stamps[slot] - stamps[2]) / 1000.0);
+    // The loss phase's parts where the kernel stamps them (BRAIN_FUSED_LOSS_STAMPS): µs from the phase's start (the
+    // stamp after the barrier before it) to the end of each part, the SM's cycles scaled by the global timer, and
+    // the SM's clock that scale implies.
+    const std::uint64_t* parts = stamps + BRAIN_FUSED_LOSS_STAMP_SLOT;
+    if (parts[0] != 0 && parts[1] > parts[0] && parts[9] > parts[2] && layers > 0) {
+        const double ns_per_cycle = double(parts[1] - parts[0]) / double(parts[9] - parts[2]);
+        const double entry = (double(parts[0]) - double(stamps[2 + layers - 1])) / 1000.0;
+        for (std::size_t part = 0; part < BRAIN_FUSED_PROFILE_SLOTS - BRAIN_FUSED_LOSS_STAMP_SLOT - 2; ++part)
+            if (parts[2 + part] != 0)
+                text += ", in-loss " + std::to_string(part) + " " +
+                        std::to_string(entry + double(parts[2 + part] - parts[2]) * ns_per_cycle / 1000.0);
+        text += ", in-loss MHz " + std::to_string(1000.0 / ns_per_cycle);
+    }
+    return text;
 }
 
 std::string cluster_profile_text(const std::uint64_t* stamps) {

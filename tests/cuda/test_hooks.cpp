@@ -7,6 +7,7 @@
 
 #include <brain/plugin_sdk.hpp>
 #include <cstdint>
+#include <device_scalars.h>
 #include <kernel_compiler.hpp>
 #include <string>
 #include <test_hooks.hpp>
@@ -98,10 +99,21 @@ TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "
     }
     // Two layers: two empty barriers (stamps 0..2), then forward 0 and 1, the loss, backward 1 and 0; a stamp
     // every microsecond but the loss, which takes three.
-    const std::uint64_t stamps[] = {0, 1000, 2000, 3000, 4000, 7000, 8000, 9000};
+    std::uint64_t stamps[BRAIN_FUSED_PROFILE_SLOTS] = {0, 1000, 2000, 3000, 4000, 7000, 8000, 9000};
     const std::string text = brain::cuda::fused_profile_text(stamps, 2);
     CHECK(text == "fused epoch profile (microseconds, step 2): barrier 1.000000, forward 0 1.000000, forward 1 "
                   "1.000000, loss 3.000000, backward 1 1.000000, backward 0 1.000000; step 7.000000");
+    // The loss phase's stamps (BRAIN_FUSED_LOSS_STAMPS), here in forward 1, which starts at 3000 ns: the global
+    // timer at its entry (3100) and exit (5100), the SM's clock at its parts 0, 1 and 7 (4,000 cycles in 2,000 ns:
+    // 2,000 MHz); parts left at zero were not stamped.
+    std::uint64_t* parts = stamps + BRAIN_FUSED_LOSS_STAMP_SLOT;
+    parts[0] = 3100;
+    parts[1] = 5100;
+    parts[2] = 10000;
+    parts[3] = 10400;
+    parts[9] = 14000;
+    CHECK(brain::cuda::fused_profile_text(stamps, 2) ==
+          text + ", in-loss 0 0.100000, in-loss 1 0.300000, in-loss 7 2.100000, in-loss MHz 2000.000000");
 }
 
 TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names every part of a step",

@@ -17,6 +17,29 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 }
 
 #define BRAIN_FUSED_HEAD_STEPS 8 // a row of the head's input held in registers: 8 x 32 floats
+// 1 stamps the loss phase's parts on block 0's first warp into the phase profile (test builds only, through
+// BRAIN_CUDA_KERNEL_DEFINES): where the phase's time goes (docs/performance.md); 2 also times a chain of dependent
+// loads from the head's input, its weights and the targets before the rows start. 0 (the default): no stamps, and
+// the kernel's code is the same as without the switch.
+#ifndef BRAIN_FUSED_LOSS_STAMPS
+#define BRAIN_FUSED_LOSS_STAMPS 0
+#endif
+
+// Stamps `part` of the loss phase (BRAIN_FUSED_LOSS_STAMPS): the SM's clock, and at the first and last parts
+// (`timer`) the global timer too, which converts the clock's cycles to nanoseconds.
+static __device__ __forceinline__ void loss_stamp(const brain_fused_epoch_args& a, int batch, unsigned part,
+                                                  bool timer) {
+#if BRAIN_FUSED_LOSS_STAMPS
+    if (!a.profile || batch != 1 || blockIdx.x != 0 || threadIdx.x != 0) return;
+    __syncwarp(1u);
+    a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + 2 + part] = clock64();
+    if (timer) {
+        brain_u64 now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + (part ? 1 : 0)] = now;
+    }
+#endif
+}
 
 // The head's backward pass stores a row's delta of the layer below: back (delta_out W) times the activation's
 // derivative at (z, x), lane + 32 q for q < BRAIN_FUSED_HEAD_STEPS, those below `left`. With the activation fixed
@@ -82,6 +105,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     float* const row_loss = a.row_loss;
     const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
     const unsigned width = k * (inputs + 1); // the head's gradient: per output, the weights' row and the bias
+    loss_stamp(a, c.batch, 0, true);
     // A copy of the weights in shared memory (head_staged) turns each output's dot product from a round trip to L2
     // (every output of a row waits for the sum before it) into shared loads. Its copies are queued before the
     // phase's barrier where the phase has one in the step (`ahead`): the weights are not written in between.
@@ -110,6 +134,23 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
         for (unsigned e = lane; e < width; e += BRAIN_WARP) slice[e] = 0.0f;
         __syncwarp();
     }
+    loss_stamp(a, c.batch, 1, false);
+#if BRAIN_FUSED_LOSS_STAMPS >= 2
+    if (a.profile && c.batch == 1 && blockIdx.x == 0 && threadIdx.x == 0 && rows > 0) {
+        // Two loads from each buffer, 64 floats apart, each address depending on the value before (an offset of
+        // zero the compiler cannot see), each followed by a stamp: each part is one load's round trip.
+        const float* buffers[3] = {input.ptr(0, 0), a.params + out.weight_offset, a.targets};
+        unsigned offset = 0, part = 8;
+#pragma unroll
+        for (unsigned b = 0; b < 3; ++b)
+#pragma unroll
+            for (unsigned i = 0; i < 2; ++i) {
+                const float v = *(const volatile float*)(buffers[b] + i * 64 + offset);
+                offset = __float_as_uint(v) == 0x7fc00001u ? 1u : 0u;
+                loss_stamp(a, c.batch + (int)offset, part++, false);
+            }
+    }
+#endif
     // A row of up to BRAIN_FUSED_HEAD_STEPS * 32 inputs is read once, into registers, ahead of everything that
     // needs it (the dot products and the backward pass): every load is then in flight at once instead of each
     // waiting behind the stores before it, which the compiler may not move loads past.
@@ -154,11 +195,13 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
             sum = warp_sum(sum);
             if (lane == n) z = sum + bias;
         }
+        loss_stamp(a, c.batch, 2, false);
         // The loss row as brain_output_loss computes it (output_loss_lane), kept in registers; stored after the
         // backward pass below, whose loads would otherwise wait behind the stores.
         float activated, dl;
         const float total =
             output_loss_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
+        loss_stamp(a, c.batch, 3, false);
         if (below) {
             const float* w = weights;
             for (unsigned s0 = 0; s0 < steps; s0 += BRAIN_FUSED_HEAD_STEPS) {
@@ -192,6 +235,7 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
                     head_deltas<-1>(delta, back, zb, xb, lane, left, below_activation, below_param);
             }
             if (on) slice[lane * (inputs + 1) + inputs] += dl;
+            loss_stamp(a, c.batch, 4, false);
         }
         if (on) {
             out_z[at + lane] = z;
@@ -199,9 +243,11 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
             out_delta[at + lane] = dl;
         }
         if (lane == 0) row_loss[r] = total;
+        loss_stamp(a, c.batch, 5, false);
     }
     if (below) {
-        __syncthreads();                           // every warp's slice is complete
+        __syncthreads(); // every warp's slice is complete
+        loss_stamp(a, c.batch, 6, false);
         if (blockIdx.x * BRAIN_FUSED_WARPS < rows) // the block had rows (warps take rows in order)
             for (unsigned e = threadIdx.x; e < width; e += BRAIN_FUSED_THREADS) {
                 float sum = slices[e];
@@ -210,4 +256,5 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
                 a.head_partial[(brain_u64)blockIdx.x * width + e] = sum;
             }
     }
+    loss_stamp(a, c.batch, 7, true);
 }
