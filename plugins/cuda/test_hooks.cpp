@@ -152,14 +152,17 @@ std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers) 
     // The loss phase's parts where the kernel stamps them (BRAIN_FUSED_LOSS_STAMPS): µs from the phase's start (the
     // stamp after the barrier before it) to the end of each part, the SM's cycles scaled by the global timer, and
     // the SM's clock that scale implies.
-    const std::uint64_t* parts = stamps + BRAIN_FUSED_LOSS_STAMP_SLOT;
-    if (parts[0] != 0 && parts[1] > parts[0] && parts[9] > parts[2] && layers > 0) {
-        const double ns_per_cycle = double(parts[1] - parts[0]) / double(parts[9] - parts[2]);
-        const double entry = (double(parts[0]) - double(stamps[2 + layers - 1])) / 1000.0;
-        for (std::size_t part = 0; part < BRAIN_FUSED_PROFILE_SLOTS - BRAIN_FUSED_LOSS_STAMP_SLOT - 2; ++part)
-            if (parts[2 + part] != 0)
+    const std::uint64_t* timer = stamps + BRAIN_FUSED_LOSS_STAMP_SLOT; // at the phase's entry and exit (ns)
+    const std::uint64_t* clock = timer + 2;                            // at the end of each part (cycles)
+    constexpr std::size_t parts = BRAIN_FUSED_PROFILE_SLOTS - BRAIN_FUSED_LOSS_STAMP_SLOT - 2;
+    constexpr std::size_t exit_part = 7;
+    if (timer[0] != 0 && timer[1] > timer[0] && clock[exit_part] > clock[0] && layers > 0) {
+        const double ns_per_cycle = double(timer[1] - timer[0]) / double(clock[exit_part] - clock[0]);
+        const double entry = (double(timer[0]) - double(stamps[2 + layers - 1])) / 1000.0;
+        for (std::size_t part = 0; part < parts; ++part)
+            if (clock[part] != 0)
                 text += ", in-loss " + std::to_string(part) + " " +
-                        std::to_string(entry + double(parts[2 + part] - parts[2]) * ns_per_cycle / 1000.0);
+                        std::to_string(entry + double(clock[part] - clock[0]) * ns_per_cycle / 1000.0);
         text += ", in-loss MHz " + std::to_string(1000.0 / ns_per_cycle);
     }
     return text;

@@ -6,6 +6,13 @@
 
 #include "dense_math.cuh"
 
+// The GPU's nanosecond clock, for the profiles' stamps.
+static __device__ __forceinline__ brain_u64 global_timer() {
+    brain_u64 now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+
 // Whether a one-output head folds into the phases beside it (1, the default) instead of taking a loss phase of its
 // own (0). Its dL/dz is a number per row, so the delta of the layer below is that number times g = W_head[j]
 // act'(z, a), which the forward phase of the layer below can store with its outputs, together with each tile's

@@ -69,13 +69,6 @@ static __device__ void grid_barrier(brain_cuda_scalars* s) {
     word_barrier(&s->barrier_arrived, blockIdx.x == 0, gridDim.x);
 }
 
-// The GPU's nanosecond clock, for the profiles' stamps.
-static __device__ __forceinline__ brain_u64 global_timer() {
-    brain_u64 now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    return now;
-}
-
 // The phase profile (a.profile, set only by test builds' profile hook, test_hooks.hpp): block 0 stamps the global
 // timer after each barrier of batch 1 (slot 0: before it).
 static __device__ __forceinline__ void profile_stamp(const brain_fused_epoch_args& a, brain_u64 batch,

@@ -25,19 +25,20 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 #define BRAIN_FUSED_LOSS_STAMPS 0
 #endif
 
+// Whether this thread stamps the loss phase of `batch`: block 0's first thread, in the profiled batch.
+static __device__ __forceinline__ bool loss_stamper(const brain_fused_epoch_args& a, int batch) {
+    return a.profile && batch == 1 && blockIdx.x == 0 && threadIdx.x == 0;
+}
+
 // Stamps `part` of the loss phase (BRAIN_FUSED_LOSS_STAMPS): the SM's clock, and at the first and last parts
 // (`timer`) the global timer too, which converts the clock's cycles to nanoseconds.
 static __device__ __forceinline__ void loss_stamp(const brain_fused_epoch_args& a, int batch, unsigned part,
                                                   bool timer) {
 #if BRAIN_FUSED_LOSS_STAMPS
-    if (!a.profile || batch != 1 || blockIdx.x != 0 || threadIdx.x != 0) return;
+    if (!loss_stamper(a, batch)) return;
     __syncwarp(1u);
     a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + 2 + part] = clock64();
-    if (timer) {
-        brain_u64 now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + (part ? 1 : 0)] = now;
-    }
+    if (timer) a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + (part ? 1 : 0)] = global_timer();
 #endif
 }
 
@@ -136,9 +137,10 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     }
     loss_stamp(a, c.batch, 1, false);
 #if BRAIN_FUSED_LOSS_STAMPS >= 2
-    if (a.profile && c.batch == 1 && blockIdx.x == 0 && threadIdx.x == 0 && rows > 0) {
+    if (loss_stamper(a, c.batch) && rows > 0) {
         // Two loads from each buffer, 64 floats apart, each address depending on the value before (an offset of
-        // zero the compiler cannot see), each followed by a stamp: each part is one load's round trip.
+        // zero the compiler cannot see), each followed by a stamp that takes the offset too, so that it waits for
+        // the load: each part is one load's round trip.
         const float* buffers[3] = {input.ptr(0, 0), a.params + out.weight_offset, a.targets};
         unsigned offset = 0, part = 8;
 #pragma unroll
