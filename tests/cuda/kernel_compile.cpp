@@ -66,13 +66,13 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // docs/cuda-plugin.md's table: the bias gradient's place (0, 1; 2 is the default above), the folded head (0;
     // 1 is the default), the head's weights from global memory (0; 1 is the default), the row-share kernel without
     // its row shares (0; 1 is the default), the register cap left to ptxas (0), as toolkits before CUDA 12.4 build
-    // the kernel, the tiles' floor measurement (1; 0 is the default) and the loss phase's stamps with the timed
-    // loads (2, which holds all of 1; 0 is the default).
+    // the kernel, the tiles' floor measurements (1, and 2 with the multiply-adds; 0 is the default) and the loss
+    // phase's stamps with the timed loads (2, which holds all of 1; 0 is the default).
     const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
     for (const char* define :
          {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
           "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
-          "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_LOSS_STAMPS=2"}) {
+          "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_LOSS_STAMPS=2"}) {
         INFO(define);
         std::string log;
         std::vector<char> image;

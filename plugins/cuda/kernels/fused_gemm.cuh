@@ -26,7 +26,8 @@
 // 1 measures a floor (test builds only, through BRAIN_CUDA_KERNEL_DEFINES; the results are wrong): the tiles'
 // shared loads, multiply-adds and copies after their first BRAIN_TILE_STAGES - 1 chunks compiled out, so that a
 // step keeps only its barriers, the tiles' first copies, waits, partial sums and epilogues, and the other work of
-// its phases (docs/performance.md). 0 (the default): the tiles as they are.
+// its phases (docs/performance.md). 2 keeps the multiply-adds too, on operands from registers: the floor plus the
+// tiles' arithmetic, with no shared load to wait for. 0 (the default): the tiles as they are.
 #ifndef BRAIN_FUSED_TILE_FLOOR
 #define BRAIN_FUSED_TILE_FLOOR 0
 #endif
@@ -291,18 +292,35 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             }
             __syncthreads(); // everyone's have, and the stage refilled next is no longer read
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
-            const unsigned k0 = group * group_k;
             // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
             // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
             // holds row 4 ty + i at k0 + 4 j + (0..3), q = group_k / 4. Likewise bv. The loads go in the order
             // the multiply-adds use them (k-major: the four rows of k0..k0+3 first), and the copies of a later
             // chunk are queued after the first of them, which then lands while the copies issue.
-            if (BRAIN_FUSED_TILE_FLOOR) { // the chunk's group of copies (empty) keeps the waits' count
+            if (BRAIN_FUSED_TILE_FLOOR == 1) { // the chunk's group of copies (empty) keeps the waits' count
                 issue(chunk + BRAIN_TILE_STAGES - 1);
                 continue;
             }
             float4 av[group_k], bv[group_k];
             constexpr unsigned q = group_k / 4;
+#if BRAIN_FUSED_TILE_FLOOR == 2
+            // Eight values per chunk that the compiler cannot see through (distinct, so that no two sums fold into
+            // one), in place of the chunk's shared loads; the multiply-adds below are then fused ones by force,
+            // since the compiler would otherwise multiply the repeated pairs once and add the products.
+            issue(chunk + BRAIN_TILE_STAGES - 1);
+            float4 ao, bo;
+            asm volatile("mov.b32 %0, %8;\n\tmov.b32 %1, %9;\n\tmov.b32 %2, %10;\n\tmov.b32 %3, %11;\n\t"
+                         "mov.b32 %4, %12;\n\tmov.b32 %5, %13;\n\tmov.b32 %6, %14;\n\tmov.b32 %7, %15;"
+                         : "=f"(ao.x), "=f"(ao.y), "=f"(ao.z), "=f"(ao.w), "=f"(bo.x), "=f"(bo.y), "=f"(bo.z),
+                           "=f"(bo.w)
+                         : "f"(1.0f), "f"(2.0f), "f"(3.0f), "f"(4.0f), "f"(5.0f), "f"(6.0f), "f"(7.0f), "f"(8.0f));
+#pragma unroll
+            for (unsigned l = 0; l < group_k; ++l) {
+                av[l] = ao;
+                bv[l] = bo;
+            }
+#else
+            const unsigned k0 = group * group_k;
 #pragma unroll
             for (unsigned l = 0; l < group_k; ++l) {
                 if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
@@ -314,14 +332,21 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                                   &st.b[0][0] + (tx + 8 * (kb / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kb % q))
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
             }
+#endif
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
 #pragma unroll
                 for (unsigned i = 0; i < 4; ++i) {
                     const float a = AK ? component(av[i * q + kk / 4], kk % 4) : component(av[kk], i);
 #pragma unroll
-                    for (unsigned j = 0; j < 4; ++j)
-                        acc[i][j] += a * (BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j));
+                    for (unsigned j = 0; j < 4; ++j) {
+                        const float b = BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j);
+#if BRAIN_FUSED_TILE_FLOOR == 2
+                        acc[i][j] = __fmaf_rn(a, b, acc[i][j]); // one fused multiply-add each, as the tiles'
+#else
+                        acc[i][j] += a * b;
+#endif
+                    }
                 }
             }
             if (bias) {
