@@ -256,8 +256,10 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
     // where they fit); weight gradients by a warp per output or tiles over the whole batch (as it is, in row shares
     // where the batch has 256 rows or more and the shares are small enough); the register count left to ptxas, as
-    // toolkits before CUDA 12.4 build it; and one tile height for both products of a backward phase (as it is, each
-    // its own where that shortens the phase).
+    // toolkits before CUDA 12.4 build it; one tile height for both products of a backward phase (as it is, each
+    // its own where that shortens the phase); and a warp per batch row in the loss phase (as it is, a row per block
+    // where the grid has a block for every row of a batch: every network here but those on batches of 256 and
+    // more).
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
@@ -265,7 +267,8 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
         {"head weights from global memory", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_HEAD_STAGED=0"},
         {"no row shares", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_ROW_SHARES=0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"},
-        {"one tile height per backward phase", "BRAIN_CUDA_TEST_TILE_HEIGHTS", "0"}};
+        {"one tile height per backward phase", "BRAIN_CUDA_TEST_TILE_HEIGHTS", "0"},
+        {"a warp per row in the loss phase", "BRAIN_CUDA_TEST_HEAD_ROWS", "0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }
 

@@ -345,26 +345,40 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         }
         return; // the rest is the fused epoch kernel's
     }
-    // A narrow head whose gradient fits a warp's slice of shared memory: the loss phase also does the head's
-    // backward pass, given room for each block's share of the head's gradient (kernel: fused_output_and_loss),
-    // which saves a phase and its grid barrier per step. Workspace, taken only where the budget has room for it;
-    // without it the kernel runs the head's backward phase of its own.
+    // A narrow head on batches no longer than the grid: the kernel whose loss phase gives each block a batch row
+    // (brain_fused_epoch_head_rows), its warps on the row's outputs at once, where a warp per row would walk every
+    // output of its row in turn. A kernel of its own, so that the other sessions' kernel is not rescheduled.
     const LayerPlan& head = plan.layers.back();
+    const bool head_rows =
+        head.outputs <= BRAIN_FUSED_HEAD_WIDTH && plan.config.batch_size <= m_fused_grid &&
+        !test_withhold_head_rows() &&
+        cooperative_fits((*m_kernels)[Kernel::FusedEpochHeadRows],
+                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with a row per block)");
+    // A narrow head whose gradient fits a warp's slice of shared memory, or any narrow head where blocks take the
+    // rows: the loss phase also does the head's backward pass, given room for each block's share of the head's
+    // gradient (kernel: fused_output_and_loss), which saves a phase and its grid barrier per step. Workspace, taken
+    // only where the budget has room for it; without it the kernel runs the head's backward phase of its own.
     const std::uint64_t head_floats = head.outputs * (head.inputs + 1);
     const std::uint64_t head_bytes = 4ull * m_fused_grid * head_floats;
     if (plan.layers.size() >= 2 && head.outputs <= BRAIN_FUSED_HEAD_WIDTH &&
-        head_floats <= BRAIN_FUSED_HEAD_SLICE && charged_bytes(head_bytes) <= spare_bytes &&
+        (head_floats <= BRAIN_FUSED_HEAD_SLICE || head_rows) && charged_bytes(head_bytes) <= spare_bytes &&
         !test_withhold_head_shares()) {
         m_fused_head =
             m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
         a.head_partial = m_fused_head.floats();
         spare_bytes -= charged_bytes(head_bytes);
     }
+    m_fused_kernel = Kernel::FusedEpoch;
+    if (head_rows) {
+        m_fused_kernel = Kernel::FusedEpochHeadRows;
+        log_message(1, "cuda session: the fused epoch kernel's loss phase takes a batch row per block");
+    }
     // Layers whose weight gradient sums many rows go to row shares (row_share_plan.hpp) in the kernel built for
     // them, given room for the workspace: two buffers of shares, one written by a phase while the next reads the
-    // other.
-    const RowSharePlan shares = plan_row_shares(plan.layers, plan.config.batch_size, a.head_partial != nullptr);
-    m_fused_kernel = Kernel::FusedEpoch;
+    // other. Their batches (256 rows or more) are longer than the grids that take the rows-per-block kernel.
+    const RowSharePlan shares =
+        head_rows ? RowSharePlan{}
+                  : plan_row_shares(plan.layers, plan.config.batch_size, a.head_partial != nullptr);
     if (shares.layers != 0 && charged_bytes(shares.bytes) <= spare_bytes &&
         cooperative_fits((*m_kernels)[Kernel::FusedEpochShares],
                          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with row shares)")) {

@@ -91,6 +91,10 @@ bool test_withhold_head_shares() noexcept {
     return variable_is("BRAIN_CUDA_TEST_HEAD_SHARES", "0");
 }
 
+bool test_withhold_head_rows() noexcept {
+    return variable_is("BRAIN_CUDA_TEST_HEAD_ROWS", "0");
+}
+
 bool test_withhold_tile_heights() noexcept {
     return variable_is("BRAIN_CUDA_TEST_TILE_HEIGHTS", "0");
 }

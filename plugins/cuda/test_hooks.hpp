@@ -33,6 +33,9 @@ std::string test_kernel_suffix();
 // BRAIN_CUDA_TEST_HEAD_SHARES=0: the fused epoch gets no room for a narrow head's gradient shares, as when the
 // memory budget has none, so that its head takes a backward phase of its own.
 bool test_withhold_head_shares() noexcept;
+// BRAIN_CUDA_TEST_HEAD_ROWS=0: the fused epoch never takes the kernel whose loss phase gives each block a few batch
+// rows (brain_fused_epoch_head_rows), so that measurements and tests can compare it with a warp per row.
+bool test_withhold_head_rows() noexcept;
 // BRAIN_CUDA_TEST_TILE_HEIGHTS=0: the fused epoch's backward phases keep one tile height for both products
 // (tile_height_plan.hpp's plan withheld), so that measurements can compare the two with the same kernel.
 bool test_withhold_tile_heights() noexcept;
@@ -83,6 +86,9 @@ inline std::string test_kernel_suffix() {
     return {};
 }
 constexpr bool test_withhold_head_shares() noexcept {
+    return false;
+}
+constexpr bool test_withhold_head_rows() noexcept {
     return false;
 }
 constexpr bool test_withhold_tile_heights() noexcept {

@@ -58,6 +58,7 @@ TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without
             check_epoch_spills(log);
             check_epoch_spills(log, "brain_cluster_epoch");
             check_epoch_spills(log, "brain_fused_epoch_shares");
+            check_epoch_spills(log, "brain_fused_epoch_head_rows");
         }
     }
 }
@@ -82,6 +83,7 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
         CHECK(contains(image, "brain_fused_epoch_shares"));
         check_epoch_spills(log);
         check_epoch_spills(log, "brain_fused_epoch_shares");
+        check_epoch_spills(log, "brain_fused_epoch_head_rows");
     }
 }
 

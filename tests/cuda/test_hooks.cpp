@@ -27,8 +27,9 @@ TEST_CASE("CUDA test hooks are compiled exactly into test builds", "[plugin][hoo
     CHECK(brain::cuda::kernel_source() == plain);
     CHECK_FALSE(inject_fault(Fault::Alloc));
 #if !BRAIN_TEST_HOOKS
-    static_assert(!inject_fault(Fault::Alloc) && !brain::cuda::test_withhold_head_shares(),
-                  "without test hooks the fault and head-share hooks are constants that fold away");
+    static_assert(!inject_fault(Fault::Alloc) && !brain::cuda::test_withhold_head_shares() &&
+                      !brain::cuda::test_withhold_head_rows(),
+                  "without test hooks the fault and head hooks are constants that fold away");
 #endif
 }
 
@@ -88,14 +89,18 @@ TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "
     {
         ScopedEnv profile("BRAIN_CUDA_FUSED_PROFILE", std::string("1"));
         ScopedEnv shares("BRAIN_CUDA_TEST_HEAD_SHARES", std::string("0"));
+        ScopedEnv rows("BRAIN_CUDA_TEST_HEAD_ROWS", std::string("0"));
         CHECK(brain::cuda::test_fused_profile_requested());
         CHECK(brain::cuda::test_withhold_head_shares());
+        CHECK(brain::cuda::test_withhold_head_rows());
     }
     {
         ScopedEnv profile("BRAIN_CUDA_FUSED_PROFILE", std::nullopt);
         ScopedEnv shares("BRAIN_CUDA_TEST_HEAD_SHARES", std::string("1"));
+        ScopedEnv rows("BRAIN_CUDA_TEST_HEAD_ROWS", std::nullopt);
         CHECK_FALSE(brain::cuda::test_fused_profile_requested());
         CHECK_FALSE(brain::cuda::test_withhold_head_shares());
+        CHECK_FALSE(brain::cuda::test_withhold_head_rows());
     }
     // Two layers: two empty barriers (stamps 0..2), then forward 0 and 1, the loss, backward 1 and 0; a stamp
     // every microsecond but the loss, which takes three.

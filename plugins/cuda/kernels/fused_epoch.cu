@@ -118,11 +118,13 @@ static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, b
 #else
 #define BRAIN_FUSED_BOUNDS __launch_bounds__(BRAIN_FUSED_THREADS, 1)
 #endif
-// The epoch, as brain_fused_epoch (SHARES false) and brain_fused_epoch_shares (true: weight gradients in row shares
-// where the plugin asks for them, row_share_layers) run it. Two kernels, so that the row shares' code is not in the
-// kernel of the sessions that never take them: in one kernel it moves ptxas's schedule of every phase, which costs
-// those sessions 4-6% (docs/performance.md).
-template <bool SHARES>
+// The epoch, as brain_fused_epoch (SHARES and HEAD_ROWS false), brain_fused_epoch_shares (SHARES: weight gradients
+// in row shares where the plugin asks for them, row_share_layers) and brain_fused_epoch_head_rows (HEAD_ROWS: a
+// batch row per block in the loss phase, fused_head_by_block) run it. Kernels of their own, so that the code of
+// each variant is not in the kernel of the sessions that never take it: in one kernel the row shares' code moves
+// ptxas's schedule of every phase, which costs those sessions 4-6%, the row per block's 1-2.5%
+// (docs/performance.md).
+template <bool SHARES, bool HEAD_ROWS>
 static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args& args) {
     __shared__ __align__(16) TileShared sh;
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // per step: step_coefficients (the rate for SGD)
@@ -207,9 +209,9 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             const brain_fused_layer& layer = args.layers[l];
             if (head && l + 1 == layer_count) {
                 if (!fold) { // a folded head has no phase of its own (the profile shows it as zero)
-                    fused_output_and_loss(c, layer, layer_input(args, l, start, batch_rows), rows, start,
-                                          batch_rows, warp, warps, lane,
-                                          head_backward ? &args.layers[l - 1] : nullptr, sh.head, l > 0);
+                    fused_output_and_loss<HEAD_ROWS>(c, layer, layer_input(args, l, start, batch_rows), rows, start,
+                                                     batch_rows, warp, warps, lane,
+                                                     head_backward ? &args.layers[l - 1] : nullptr, sh.head, l > 0);
                     grid_barrier(s);
                 }
                 profile_stamp(args, b, slot);
@@ -238,10 +240,11 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             fused_gemm<FUSED_FORWARD>(c, g, first, sh, fused_phase_tile(g, g, false));
             // The loss phase's copy of the head's weights, queued to land while the block waits at the barrier
             // (nothing writes the weights in between).
-            if (head && !fold && l + 2 == layer_count && head_staged(args.layers[l + 1], head_backward, rows)) {
+            if (head && !fold && l + 2 == layer_count &&
+                head_staged<HEAD_ROWS>(args.layers[l + 1], head_backward, rows)) {
                 __syncthreads(); // the tiles' last reads of the shared memory it overwrites
                 head_stage_weights(args, args.layers[l + 1],
-                                   head_weights_copy(sh.head, args.layers[l + 1], head_backward));
+                                   head_weights_copy<HEAD_ROWS>(sh.head, args.layers[l + 1], head_backward, rows));
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);
@@ -354,8 +357,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
                     fused_head_gradient(c, next, fold_shares, fold_slices);
                 else
 #endif
-                    fused_head_gradient(c, next, min(gridDim.x, (rows + BRAIN_FUSED_WARPS - 1) / BRAIN_FUSED_WARPS),
-                                        args.head_partial);
+                    fused_head_gradient(c, next, head_row_blocks<HEAD_ROWS>(rows), args.head_partial);
                 head_blocks = fused_gradient_blocks(args.layers[layer_count - 1]);
                 next += head_blocks;
             }
@@ -413,10 +415,17 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
 
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    fused_epoch<false>(args);
+    fused_epoch<false, false>(args);
 }
 // BRAIN_FUSED_ROW_SHARES=0 builds it without row shares (test builds compare the two).
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch_shares(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0>(args);
+    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0, false>(args);
+}
+// The loss phase with a batch row per block (fused_head_by_block), for batches no longer than the grid: a
+// kernel of its own, so that the code is not in the kernels of the sessions that never take it (in one kernel it
+// moves ptxas's schedule of the other phases by 1-2.5%, docs/performance.md).
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch_head_rows(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    fused_epoch<false, true>(args);
 }

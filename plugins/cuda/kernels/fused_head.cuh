@@ -55,22 +55,53 @@ static __device__ __forceinline__ void head_deltas(float* delta, const float* ba
             delta[q * BRAIN_WARP] = back[q] * brain_derivative(ACT >= 0 ? ACT : activation, z[q], x[q], param);
 }
 
+// The loss phase takes its rows in one of two ways, chosen per kernel (BY_BLOCK): a warp per batch row
+// (fused_output_and_loss), or BRAIN_FUSED_HEAD_BLOCK_ROWS rows per block (fused_head_by_block) in
+// brain_fused_epoch_head_rows, which the plugin launches only where the grid has a block for every row of a batch.
+// A tuning constant: one row per block, and so a share of the head's gradient per row for the next phase to add up,
+// is faster than four rows per block with at most 32 shares on 14 of 16 grid points (docs/performance.md).
+#define BRAIN_FUSED_HEAD_BLOCK_ROWS 1
+
+// fused_head_by_block's rows per block.
+static __device__ __forceinline__ unsigned head_block_rows(unsigned /*rows*/) {
+    return BRAIN_FUSED_HEAD_BLOCK_ROWS;
+}
+// The blocks that have rows in the loss phase (and so shares of the head's gradient): warps, or blocks, take rows
+// in order.
+template <bool BY_BLOCK>
+static __device__ __forceinline__ unsigned head_row_blocks(unsigned rows) {
+    const unsigned per_block = BY_BLOCK ? head_block_rows(rows) : BRAIN_FUSED_WARPS;
+    return min(gridDim.x, (rows + per_block - 1) / per_block);
+}
+
+// The floats ahead of the staged copy of the head's weights in the loss phase's shared memory: the warps' packed
+// gradient slices where warps take rows and the head's backward pass runs in the phase (`backward`), the block's
+// rows' values (each output's z, then its dL/dz) where blocks take rows.
+template <bool BY_BLOCK>
+static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused_layer& out, bool backward,
+                                                               unsigned rows) {
+    if (BY_BLOCK) return (brain_u64)head_block_rows(rows) * BRAIN_FUSED_HEAD_WIDTH;
+    return backward ? (brain_u64)BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0;
+}
+
 // Whether the loss phase reads the head's weights from a copy in the block's shared memory (only blocks with rows
-// do: warps take rows in order): where the copy fits, beside the warps' gradient slices, then packed, when the
-// head's backward pass runs in the phase (`backward`).
+// do, which take them in order): where the copy fits after head_slices_floats.
+template <bool BY_BLOCK>
 static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
-    const brain_u64 packed = backward ? (brain_u64)BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0;
+    const brain_u64 packed = head_slices_floats<BY_BLOCK>(out, backward, rows);
     return packed + (brain_u64)out.outputs * out.inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
-           blockIdx.x * BRAIN_FUSED_WARPS < rows;
+           (BY_BLOCK ? blockIdx.x < head_row_blocks<BY_BLOCK>(rows) : blockIdx.x * BRAIN_FUSED_WARPS < rows);
 #else
     return false;
 #endif
 }
 
-// Where the staged copy of the head's weights lies in the slices' memory: after the packed slices with `backward`.
+// Where the staged copy of the head's weights lies in the slices' memory: after head_slices_floats.
+template <bool BY_BLOCK>
 static __device__ __forceinline__ float* head_weights_copy(float* slices, const brain_fused_layer& out,
-                                                           bool backward) {
+                                                           bool backward, unsigned rows) {
+    if (BY_BLOCK) return slices + head_slices_floats<BY_BLOCK>(out, backward, rows);
     return slices + (backward ? BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0u);
 }
 
@@ -84,6 +115,119 @@ static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const
     tile_commit();
 }
 
+// fused_output_and_loss with head_block_rows batch rows per block: the block's warps on its rows' outputs at once
+// (the pairs of row and output in turn), a warp per row on its loss, and with `below` every thread on its columns
+// of the backward pass: below's delta there for each row, and the rows' terms of the head's gradient added in row
+// order, the block's share in head_partial. Each value is summed as a warp per row sums it, in the same order. The
+// phase is then a few steps deep instead of one warp's walk through every output and column of a row.
+static __device__ void fused_head_by_block(const FusedContext& c, const brain_fused_layer& out,
+                                           const FusedOperand& input, unsigned rows, brain_u64 start,
+                                           const uint32_t* batch_rows, const brain_fused_layer* below,
+                                           float* slices, bool ahead) {
+    const brain_fused_epoch_args& a = *c.args;
+    const unsigned k = out.outputs, inputs = out.inputs;
+    const unsigned warp = threadIdx.x / BRAIN_WARP, lane = threadIdx.x % BRAIN_WARP;
+    const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
+    const unsigned per_block = head_block_rows(rows), r0 = blockIdx.x * per_block;
+    float* const row_values = slices; // [row of the block][output]: z, then dL/dz
+    loss_stamp(a, c.batch, 0, true);
+    const bool staged = head_staged<true>(out, below != nullptr, rows);
+    const float* weights = a.params + out.weight_offset;
+    if (staged) {
+        float* const copy = head_weights_copy<true>(slices, out, below != nullptr, rows);
+        if (!ahead) head_stage_weights(a, out, copy);
+        tile_wait<0>();
+        weights = copy;
+    }
+    if (r0 >= rows) return;
+    const unsigned count = min(per_block, rows - r0); // the block's rows
+    __syncthreads();                                  // the staged copy has landed for every thread
+    loss_stamp(a, c.batch, 1, false);
+    for (unsigned p = warp; p < count * k; p += BRAIN_FUSED_WARPS) {
+        const unsigned i = p / k, n = p - i * k;
+        const float bias = a.params[out.bias_offset + n];
+        const float* x = input.ptr(r0 + i, 0);
+        const float* w = weights + (brain_u64)n * inputs;
+        float sum = 0.0f;
+#pragma unroll 8
+        for (unsigned step = 0; step < steps; ++step) {
+            const unsigned e = step * BRAIN_WARP + lane, ec = min(e, inputs - 1);
+            const float v = x[ec] * w[ec];
+            sum += e < inputs ? v : 0.0f;
+        }
+        sum = warp_sum(sum);
+        if (lane == 0) row_values[i * BRAIN_FUSED_HEAD_WIDTH + n] = sum + bias;
+    }
+    __syncthreads(); // every output's z
+    loss_stamp(a, c.batch, 2, false);
+    for (unsigned i = warp; i < count; i += BRAIN_FUSED_WARPS) {
+        const unsigned r = r0 + i;
+        const bool on = lane < k;
+        const brain_u64 data_row = a.perm ? (brain_u64)batch_rows[r] : start + r;
+        const float target = on ? a.targets[data_row * k + lane] : 0.0f;
+        float* const values = row_values + i * BRAIN_FUSED_HEAD_WIDTH;
+        const float z = on ? values[lane] : 0.0f;
+        float activated, dl;
+        const float total =
+            output_loss_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
+        const brain_u64 at = (brain_u64)r * k;
+        if (on) {
+            values[lane] = dl;
+            out.z[at + lane] = z;
+            out.a[at + lane] = activated; // z's own buffer when the head is linear (the same value then)
+            out.delta[at + lane] = dl;
+        }
+        if (lane == 0) a.row_loss[r] = total;
+    }
+    loss_stamp(a, c.batch, 3, false);
+    if (below) {
+        __syncthreads(); // every output's dL/dz
+        const float* const below_z = below->z;
+        float* const below_delta = below->delta;
+        const int activation = below->activation;
+        const float param = below->param;
+        float* const share = a.head_partial + (brain_u64)blockIdx.x * k * (inputs + 1);
+        for (unsigned j = threadIdx.x; j < inputs; j += BRAIN_FUSED_THREADS) {
+            // Column j of the block's rows (the head's input and below's z) in registers, loaded ahead of the
+            // stores, which the compiler may not move loads past: one wait for them all instead of one per row.
+            float xs[BRAIN_FUSED_HEAD_BLOCK_ROWS], zs[BRAIN_FUSED_HEAD_BLOCK_ROWS];
+#pragma unroll
+            for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i) {
+                const unsigned ic = min(i, count - 1); // clamped: a repeated load, never used
+                xs[i] = input.ptr(r0 + ic, 0)[j];
+                zs[i] = below_z[(brain_u64)(r0 + ic) * inputs + j];
+            }
+#pragma unroll
+            for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i)
+                if (i < count) {
+                    const float* const dl = row_values + i * BRAIN_FUSED_HEAD_WIDTH;
+                    float back = 0.0f;
+#pragma unroll 4
+                    for (unsigned n = 0; n < k; ++n) back += dl[n] * weights[(brain_u64)n * inputs + j];
+                    below_delta[(brain_u64)(r0 + i) * inputs + j] =
+                        back * brain_derivative(activation, zs[i], xs[i], param);
+                }
+            // The rows' terms of the gradient of column j, added in row order.
+            for (unsigned n = 0; n < k; ++n) {
+                float sum = 0.0f;
+#pragma unroll
+                for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i)
+                    if (i < count) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + n] * xs[i];
+                share[(brain_u64)n * (inputs + 1) + j] = sum;
+            }
+        }
+        if (threadIdx.x < k) {
+            float sum = 0.0f;
+            for (unsigned i = 0; i < count; ++i) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + threadIdx.x];
+            share[(brain_u64)threadIdx.x * (inputs + 1) + inputs] = sum;
+        }
+    }
+    loss_stamp(a, c.batch, 4, false);
+    loss_stamp(a, c.batch, 5, false);
+    loss_stamp(a, c.batch, 6, false);
+    loss_stamp(a, c.batch, 7, true);
+}
+
 // The output layer and the loss in one phase, for a narrow output layer (at most BRAIN_FUSED_HEAD_WIDTH): one
 // warp per batch row computes the row's outputs (each a warp-wide dot product, summed as fused_gemm_warps does)
 // and then, as the loss phase would, the row's activation, loss and delta. This saves a phase and its barrier.
@@ -93,11 +237,11 @@ static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const
 // into the warp's slice of shared memory (`slices`); at the end each block with rows stores the sum of its warps'
 // slices, in a fixed order, as its share in head_partial, which fused_head_gradient adds up in the next phase. This
 // saves the head's backward phase and its barrier too.
-static __device__ void fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out,
-                                             const FusedOperand& input, unsigned rows, brain_u64 start,
-                                             const uint32_t* batch_rows, unsigned warp, unsigned warps,
-                                             unsigned lane, const brain_fused_layer* below, float* slices,
-                                             bool ahead) {
+template <bool BY_BLOCK>
+static __device__ void
+fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out, const FusedOperand& input, unsigned rows,
+                      brain_u64 start, const uint32_t* batch_rows, unsigned warp, unsigned warps, unsigned lane,
+                      const brain_fused_layer* below, float* slices, bool ahead) {
     const brain_fused_epoch_args& a = *c.args;
     const unsigned k = out.outputs, inputs = out.inputs;
     float* const out_z = out.z;
@@ -106,16 +250,20 @@ static __device__ void fused_output_and_loss(const FusedContext& c, const brain_
     float* const row_loss = a.row_loss;
     const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
     const unsigned width = k * (inputs + 1); // the head's gradient: per output, the weights' row and the bias
+    if constexpr (BY_BLOCK) {
+        fused_head_by_block(c, out, input, rows, start, batch_rows, below, slices, ahead);
+        return;
+    }
     loss_stamp(a, c.batch, 0, true);
     // A copy of the weights in shared memory (head_staged) turns each output's dot product from a round trip to L2
     // (every output of a row waits for the sum before it) into shared loads. Its copies are queued before the
     // phase's barrier where the phase has one in the step (`ahead`): the weights are not written in between.
-    const bool staged = head_staged(out, below != nullptr, rows);
+    const bool staged = head_staged<false>(out, below != nullptr, rows);
     const unsigned stride = staged && below ? width : BRAIN_FUSED_HEAD_SLICE; // between the warps' slices
     float* slice = slices + (threadIdx.x / BRAIN_WARP) * stride;
     const float* weights = a.params + out.weight_offset;
     if (staged) {
-        float* const copy = head_weights_copy(slices, out, below != nullptr);
+        float* const copy = head_weights_copy<false>(slices, out, below != nullptr, rows);
         if (!ahead) head_stage_weights(a, out, copy);
         tile_wait<0>();
         __syncthreads();
