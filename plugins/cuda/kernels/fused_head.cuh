@@ -62,15 +62,11 @@ static __device__ __forceinline__ void head_deltas(float* delta, const float* ba
 // is faster than four rows per block with at most 32 shares on 14 of 16 grid points (docs/performance.md).
 #define BRAIN_FUSED_HEAD_BLOCK_ROWS 1
 
-// fused_head_by_block's rows per block.
-static __device__ __forceinline__ unsigned head_block_rows(unsigned /*rows*/) {
-    return BRAIN_FUSED_HEAD_BLOCK_ROWS;
-}
 // The blocks that have rows in the loss phase (and so shares of the head's gradient): warps, or blocks, take rows
 // in order.
 template <bool BY_BLOCK>
 static __device__ __forceinline__ unsigned head_row_blocks(unsigned rows) {
-    const unsigned per_block = BY_BLOCK ? head_block_rows(rows) : BRAIN_FUSED_WARPS;
+    const unsigned per_block = BY_BLOCK ? BRAIN_FUSED_HEAD_BLOCK_ROWS : BRAIN_FUSED_WARPS;
     return min(gridDim.x, (rows + per_block - 1) / per_block);
 }
 
@@ -80,7 +76,7 @@ static __device__ __forceinline__ unsigned head_row_blocks(unsigned rows) {
 template <bool BY_BLOCK>
 static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused_layer& out, bool backward,
                                                                unsigned rows) {
-    if (BY_BLOCK) return (brain_u64)head_block_rows(rows) * BRAIN_FUSED_HEAD_WIDTH;
+    if (BY_BLOCK) return (brain_u64)BRAIN_FUSED_HEAD_BLOCK_ROWS * BRAIN_FUSED_HEAD_WIDTH;
     return backward ? (brain_u64)BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0;
 }
 
@@ -115,11 +111,26 @@ static __device__ void head_stage_weights(const brain_fused_epoch_args& a, const
     tile_commit();
 }
 
-// fused_output_and_loss with head_block_rows batch rows per block: the block's warps on its rows' outputs at once
-// (the pairs of row and output in turn), a warp per row on its loss, and with `below` every thread on its columns
-// of the backward pass: below's delta there for each row, and the rows' terms of the head's gradient added in row
-// order, the block's share in head_partial. Each value is summed as a warp per row sums it, in the same order. The
-// phase is then a few steps deep instead of one warp's walk through every output and column of a row.
+// A lane's terms of the dot product of x and w over `inputs` elements (lane, lane + 32, ...), added in that order;
+// warp_sum of them is the whole product.
+static __device__ __forceinline__ float warp_dot_terms(const float* x, const float* w, unsigned inputs,
+                                                       unsigned steps, unsigned lane) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (unsigned step = 0; step < steps; ++step) {
+        const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
+        const float v = x[ic] * w[ic];
+        sum += i < inputs ? v : 0.0f;
+    }
+    return sum;
+}
+
+// fused_output_and_loss with BRAIN_FUSED_HEAD_BLOCK_ROWS batch rows per block: the block's warps on its rows'
+// outputs at once (the pairs of row and output in turn), a warp per row on its loss, and with `below` every thread
+// on its columns of the backward pass: below's delta there for each row, and the rows' terms of the head's gradient
+// added in row order, the block's share in head_partial. Each value is summed as a warp per row sums it, in the
+// same order. The phase is then a few steps deep instead of one warp's walk through every output and column of a
+// row.
 static __device__ void fused_head_by_block(const FusedContext& c, const brain_fused_layer& out,
                                            const FusedOperand& input, unsigned rows, brain_u64 start,
                                            const uint32_t* batch_rows, const brain_fused_layer* below,
@@ -128,7 +139,7 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
     const unsigned k = out.outputs, inputs = out.inputs;
     const unsigned warp = threadIdx.x / BRAIN_WARP, lane = threadIdx.x % BRAIN_WARP;
     const unsigned steps = (inputs + BRAIN_WARP - 1) / BRAIN_WARP;
-    const unsigned per_block = head_block_rows(rows), r0 = blockIdx.x * per_block;
+    const unsigned per_block = BRAIN_FUSED_HEAD_BLOCK_ROWS, r0 = blockIdx.x * per_block;
     float* const row_values = slices; // [row of the block][output]: z, then dL/dz
     loss_stamp(a, c.batch, 0, true);
     const bool staged = head_staged<true>(out, below != nullptr, rows);
@@ -147,15 +158,7 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
         const unsigned i = p / k, n = p - i * k;
         const float bias = a.params[out.bias_offset + n];
         const float* x = input.ptr(r0 + i, 0);
-        const float* w = weights + (brain_u64)n * inputs;
-        float sum = 0.0f;
-#pragma unroll 8
-        for (unsigned step = 0; step < steps; ++step) {
-            const unsigned e = step * BRAIN_WARP + lane, ec = min(e, inputs - 1);
-            const float v = x[ec] * w[ec];
-            sum += e < inputs ? v : 0.0f;
-        }
-        sum = warp_sum(sum);
+        const float sum = warp_sum(warp_dot_terms(x, weights + (brain_u64)n * inputs, inputs, steps, lane));
         if (lane == 0) row_values[i * BRAIN_FUSED_HEAD_WIDTH + n] = sum + bias;
     }
     __syncthreads(); // every output's z
@@ -335,12 +338,7 @@ fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out, const
                     sum += i < inputs ? v : 0.0f;
                 }
             } else {
-#pragma unroll 8
-                for (unsigned step = 0; step < steps; ++step) {
-                    const unsigned i = step * BRAIN_WARP + lane, ic = min(i, inputs - 1);
-                    const float v = x[ic] * w[ic];
-                    sum += i < inputs ? v : 0.0f;
-                }
+                sum = warp_dot_terms(x, w, inputs, steps, lane);
             }
             sum = warp_sum(sum);
             if (lane == n) z = sum + bias;
