@@ -177,7 +177,7 @@ private:
     DeviceBuffer m_fused_profile; // test builds' BRAIN_CUDA_FUSED_PROFILE only
     DeviceBuffer m_fused_head;    // the blocks' shares of a narrow head's gradient (brain_fused_epoch_args)
     DeviceBuffer m_fused_shares;  // row shares of hidden layers' weight gradients (brain_fused_epoch_args)
-    Kernel m_fused_kernel = Kernel::FusedEpoch; // FusedEpochShares where the session takes row shares
+    Kernel m_fused_kernel = Kernel::FusedEpoch; // or the variant the session takes (prepare_fused_epoch)
     bool m_use_graphs = true;
     std::uint64_t m_first_epoch = 0;
     // The mixed-precision path (precision bf16; mixed_epoch.cpp).

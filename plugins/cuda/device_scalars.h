@@ -46,6 +46,25 @@ static inline uint32_t brain_fused_row_share_count(uint32_t rows) {
 static inline uint32_t brain_fused_row_share_pitch(uint32_t n) {
     return (n + 3) & ~3u;
 }
+/* A one-output head folded into the phases beside it (kernels/fused_epoch.cu): at most this many batch rows, and
+ * its gradient in at most this many row slices. */
+#define BRAIN_FUSED_FOLD_ROWS 256
+#define BRAIN_FUSED_FOLD_SHARES 32
+/* Whether a step of `rows` rows folds the head into the phases beside it: a network of three or more layers whose
+ * head has one output, no softmax and a loss other than categorical cross-entropy, whose layer below goes to tiles
+ * (more than two outputs per warp of the grid: `grid` blocks of `block_warps`), and whose head workspace (grid x
+ * (below_width + 1) floats) holds the rows' dot-product shares (one per 32 columns) and the gradient's slices. The
+ * kernel asks per step (fused_epoch.cu, the same expression written out); the plugin asks for its first step, to
+ * launch the kernel that has the fold's code. */
+static inline int brain_fused_head_folds(uint32_t layer_count, uint32_t head_outputs, int32_t head_activation,
+                                         int32_t loss, uint32_t below_width, uint32_t rows, uint32_t grid,
+                                         uint32_t block_warps) {
+    const uint64_t below = below_width, row_count = rows, blocks = grid, tiles = (below + 31) / 32;
+    return layer_count >= 3 && head_outputs == 1 && head_activation != BRAIN_ACT_SOFTMAX &&
+           loss != BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && rows <= BRAIN_FUSED_FOLD_ROWS &&
+           row_count * below > 2 * blocks * block_warps &&
+           BRAIN_FUSED_FOLD_ROWS * tiles + BRAIN_FUSED_FOLD_SHARES * (below + 1) <= blocks * (below + 1);
+}
 
 typedef struct brain_fused_layer {
     float* z;               /* pre-activations, batch x outputs */

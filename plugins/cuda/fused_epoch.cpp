@@ -345,31 +345,49 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         }
         return; // the rest is the fused epoch kernel's
     }
+    // The head's workspace (each block's share of its gradient; a folded head's dot products and gradient slices),
+    // taken only where the budget has room for it.
+    const LayerPlan& head = plan.layers.back();
+    const std::uint64_t head_floats = head.outputs * (head.inputs + 1);
+    const std::uint64_t head_bytes = 4ull * m_fused_grid * head_floats;
+    const bool head_room = plan.layers.size() >= 2 && head.outputs <= BRAIN_FUSED_HEAD_WIDTH &&
+                           charged_bytes(head_bytes) <= spare_bytes && !test_withhold_head_shares();
+    // A one-output head that the kernel folds into the phases beside it, on the first step's rows as on every full
+    // batch's (brain_fused_head_folds): the kernel with the fold's code. A kernel of its own, so that the other
+    // sessions' kernel is not rescheduled by it.
+    const auto first_rows = static_cast<uint32_t>(std::min<std::uint64_t>(plan.config.batch_size, plan.rows));
+    const bool folds =
+        head_room && head_floats <= BRAIN_FUSED_HEAD_SLICE &&
+        brain_fused_head_folds(static_cast<uint32_t>(plan.layers.size()), static_cast<uint32_t>(head.outputs),
+                               head.activation, plan.loss,
+                               static_cast<uint32_t>(plan.layers[plan.layers.size() - 2].outputs), first_rows,
+                               m_fused_grid, fused_threads / 32) &&
+        cooperative_fits((*m_kernels)[Kernel::FusedEpochFolded],
+                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with a folded head)");
     // A narrow head on batches no longer than the grid: the kernel whose loss phase gives each block a batch row
     // (brain_fused_epoch_head_rows), its warps on the row's outputs at once, where a warp per row would walk every
-    // output of its row in turn. A kernel of its own, so that the other sessions' kernel is not rescheduled.
-    const LayerPlan& head = plan.layers.back();
+    // output of its row in turn. A kernel of its own, so that the other sessions' kernel is not rescheduled. A
+    // folded head has no loss phase.
     const bool head_rows =
-        head.outputs <= BRAIN_FUSED_HEAD_WIDTH && plan.config.batch_size <= m_fused_grid &&
+        !folds && head.outputs <= BRAIN_FUSED_HEAD_WIDTH && plan.config.batch_size <= m_fused_grid &&
         !test_withhold_head_rows() &&
         cooperative_fits((*m_kernels)[Kernel::FusedEpochHeadRows],
                          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with a row per block)");
     // A narrow head whose gradient fits a warp's slice of shared memory, or any narrow head where blocks take the
     // rows: the loss phase also does the head's backward pass, given room for each block's share of the head's
-    // gradient (kernel: fused_output_and_loss), which saves a phase and its grid barrier per step. Workspace, taken
-    // only where the budget has room for it; without it the kernel runs the head's backward phase of its own.
-    const std::uint64_t head_floats = head.outputs * (head.inputs + 1);
-    const std::uint64_t head_bytes = 4ull * m_fused_grid * head_floats;
-    if (plan.layers.size() >= 2 && head.outputs <= BRAIN_FUSED_HEAD_WIDTH &&
-        (head_floats <= BRAIN_FUSED_HEAD_SLICE || head_rows) && charged_bytes(head_bytes) <= spare_bytes &&
-        !test_withhold_head_shares()) {
+    // gradient (kernel: fused_output_and_loss), which saves a phase and its grid barrier per step. Without the
+    // workspace the kernel runs the head's backward phase of its own.
+    if (head_room && (head_floats <= BRAIN_FUSED_HEAD_SLICE || head_rows)) {
         m_fused_head =
             m_allocator.allocate(head_bytes, MemoryKind::Workspace, "the fused epoch's head gradient shares");
         a.head_partial = m_fused_head.floats();
         spare_bytes -= charged_bytes(head_bytes);
     }
     m_fused_kernel = Kernel::FusedEpoch;
-    if (head_rows) {
+    if (folds) {
+        m_fused_kernel = Kernel::FusedEpochFolded;
+        log_message(1, "cuda session: the fused epoch kernel folds the one-output head into the phases beside it");
+    } else if (head_rows) {
         m_fused_kernel = Kernel::FusedEpochHeadRows;
         log_message(1, "cuda session: the fused epoch kernel's loss phase takes a batch row per block");
     }
@@ -380,9 +398,9 @@ void CudaSession::prepare_fused_epoch(std::uint64_t spare_bytes) {
         head_rows ? RowSharePlan{}
                   : plan_row_shares(plan.layers, plan.config.batch_size, a.head_partial != nullptr);
     if (shares.layers != 0 && charged_bytes(shares.bytes) <= spare_bytes &&
-        cooperative_fits((*m_kernels)[Kernel::FusedEpochShares],
+        cooperative_fits((*m_kernels)[folds ? Kernel::FusedEpochFoldedShares : Kernel::FusedEpochShares],
                          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (the fused epoch with row shares)")) {
-        m_fused_kernel = Kernel::FusedEpochShares;
+        m_fused_kernel = folds ? Kernel::FusedEpochFoldedShares : Kernel::FusedEpochShares;
         m_fused_shares = m_allocator.allocate(shares.bytes, MemoryKind::Workspace,
                                               "the fused epoch's weight gradient row shares");
         a.row_shares = m_fused_shares.floats();

@@ -47,12 +47,14 @@ enum class Kernel {
     BackpropActivationBf16,
     ColumnSumsBf16,
     FlagNonFinite,
-    FusedEpoch,         // a whole epoch, cooperative launch only
-    FusedEpochShares,   // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
-    ClusterEpoch,       // a whole epoch of a small network on one block cluster (kernels/cluster_epoch.cu)
-    FusedEpochHeadRows, // the fused epoch with a batch row per block in its loss phase (batch <= grid)
+    FusedEpoch,             // a whole epoch, cooperative launch only
+    FusedEpochShares,       // the same, with weight gradients in row shares (brain_fused_epoch_args::row_shares)
+    ClusterEpoch,           // a whole epoch of a small network on one block cluster (kernels/cluster_epoch.cu)
+    FusedEpochHeadRows,     // the fused epoch with a batch row per block in its loss phase (batch <= grid)
+    FusedEpochFolded,       // the fused epoch with a one-output head folded into the phases beside it
+    FusedEpochFoldedShares, // the same, with weight gradients in row shares
 };
-inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpochHeadRows) + 1;
+inline constexpr std::size_t kernel_count = static_cast<std::size_t>(Kernel::FusedEpochFoldedShares) + 1;
 
 // Each kernel's name in the kernel source, in the order of Kernel.
 inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_shuffle_permutation",
@@ -77,7 +79,9 @@ inline constexpr std::array<const char*, kernel_count> kernel_names = {"brain_sh
                                                                        "brain_fused_epoch",
                                                                        "brain_fused_epoch_shares",
                                                                        "brain_cluster_epoch",
-                                                                       "brain_fused_epoch_head_rows"};
+                                                                       "brain_fused_epoch_head_rows",
+                                                                       "brain_fused_epoch_folded",
+                                                                       "brain_fused_epoch_folded_shares"};
 
 // The kernel's name in the kernel source.
 inline const char* kernel_name(Kernel kernel) noexcept {

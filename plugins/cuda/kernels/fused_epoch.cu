@@ -16,8 +16,6 @@
 #include "fused_head.cuh"
 
 #define BRAIN_FUSED_STORED_BATCH 4
-#define BRAIN_FUSED_FOLD_ROWS 256
-#define BRAIN_FUSED_FOLD_SHARES 32 // the most row slices of a folded head's gradient
 // The kernel's arguments stay in the parameter space while their address is taken (sm_70 and newer).
 #if __CUDA_ARCH__ >= 700
 #define BRAIN_GRID_CONSTANT __grid_constant__
@@ -118,13 +116,14 @@ static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, b
 #else
 #define BRAIN_FUSED_BOUNDS __launch_bounds__(BRAIN_FUSED_THREADS, 1)
 #endif
-// The epoch, as brain_fused_epoch (SHARES and HEAD_ROWS false), brain_fused_epoch_shares (SHARES: weight gradients
-// in row shares where the plugin asks for them, row_share_layers) and brain_fused_epoch_head_rows (HEAD_ROWS: a
-// batch row per block in the loss phase, fused_head_by_block) run it. Kernels of their own, so that the code of
-// each variant is not in the kernel of the sessions that never take it: in one kernel the row shares' code moves
-// ptxas's schedule of every phase, which costs those sessions 4-6%, the row per block's 1-2.5%
-// (docs/performance.md).
-template <bool SHARES, bool HEAD_ROWS>
+// The epoch, as brain_fused_epoch (SHARES, HEAD_ROWS and FOLD false), brain_fused_epoch_shares (SHARES: weight
+// gradients in row shares where the plugin asks for them, row_share_layers), brain_fused_epoch_head_rows
+// (HEAD_ROWS: a batch row per block in the loss phase, fused_head_by_block), brain_fused_epoch_folded (FOLD: a
+// one-output head folded into the phases beside it, BRAIN_FUSED_FOLDED_HEAD) and brain_fused_epoch_folded_shares
+// (SHARES and FOLD) run it. Kernels of their own, so that the code of each variant is not in the kernel of the
+// sessions that never take it: in one kernel the row shares' code moves ptxas's schedule of every phase, which
+// costs those sessions 4-6%, the row per block's 1-2.5%, the fold's 4.5-6.5% (docs/performance.md).
+template <bool SHARES, bool HEAD_ROWS, bool FOLD>
 static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args& args) {
     __shared__ __align__(16) TileShared sh;
     __shared__ float coefficients[3][BRAIN_FUSED_THREADS]; // per step: step_coefficients (the rate for SGD)
@@ -195,7 +194,8 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
         const unsigned below_width = args.layers[layer_count > 1 ? layer_count - 2 : 0].outputs;
         const unsigned fold_tiles = (below_width + BRAIN_TILE - 1) / BRAIN_TILE;
         float* const fold_slices = args.head_partial + (brain_u64)BRAIN_FUSED_FOLD_ROWS * fold_tiles;
-        const bool fold = head_backward && layer_count >= 3 && out_layer.outputs == 1 &&
+        // brain_fused_head_folds (device_scalars.h), written out: this form compiles to the measured code.
+        const bool fold = FOLD && head_backward && layer_count >= 3 && out_layer.outputs == 1 &&
                           out_layer.activation != BRAIN_ACT_SOFTMAX &&
                           args.loss != BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY && rows <= BRAIN_FUSED_FOLD_ROWS &&
                           (brain_u64)rows * below_width > 2ull * gridDim.x * BRAIN_FUSED_WARPS &&
@@ -415,17 +415,28 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
 
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    fused_epoch<false, false>(args);
+    fused_epoch<false, false, false>(args);
 }
 // BRAIN_FUSED_ROW_SHARES=0 builds it without row shares (test builds compare the two).
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch_shares(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0, false>(args);
+    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0, false, false>(args);
 }
 // The loss phase with a batch row per block (fused_head_by_block), for batches no longer than the grid: a
 // kernel of its own, so that the code is not in the kernels of the sessions that never take it (in one kernel it
 // moves ptxas's schedule of the other phases by 1-2.5%, docs/performance.md).
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch_head_rows(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
-    fused_epoch<false, true>(args);
+    fused_epoch<false, true, false>(args);
+}
+// A one-output head folded into the phases beside it, with and without row shares: kernels of their own, so that
+// the fold's code is not in the kernels of the sessions that never fold (in one kernel it moves ptxas's schedule of
+// the other phases by 4.5-6.5%, docs/performance.md).
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch_folded(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    fused_epoch<false, false, true>(args);
+}
+extern "C" __global__ void BRAIN_FUSED_BOUNDS
+brain_fused_epoch_folded_shares(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
+    fused_epoch<BRAIN_FUSED_ROW_SHARES != 0, false, true>(args);
 }
