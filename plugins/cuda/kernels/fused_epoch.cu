@@ -244,7 +244,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
                 head_staged<HEAD_ROWS>(args.layers[l + 1], head_backward, rows)) {
                 __syncthreads(); // the tiles' last reads of the shared memory it overwrites
                 head_stage_weights(args, args.layers[l + 1],
-                                   head_weights_copy<HEAD_ROWS>(sh.head, args.layers[l + 1], head_backward, rows));
+                                   head_weights_copy<HEAD_ROWS>(sh.head, args.layers[l + 1], head_backward));
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);

@@ -74,8 +74,7 @@ static __device__ __forceinline__ unsigned head_row_blocks(unsigned rows) {
 // gradient slices where warps take rows and the head's backward pass runs in the phase (`backward`), the block's
 // rows' values (each output's z, then its dL/dz) where blocks take rows.
 template <bool BY_BLOCK>
-static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused_layer& out, bool backward,
-                                                               unsigned rows) {
+static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused_layer& out, bool backward) {
     if (BY_BLOCK) return (brain_u64)BRAIN_FUSED_HEAD_BLOCK_ROWS * BRAIN_FUSED_HEAD_WIDTH;
     return backward ? (brain_u64)BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0;
 }
@@ -85,7 +84,7 @@ static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused
 template <bool BY_BLOCK>
 static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
-    const brain_u64 packed = head_slices_floats<BY_BLOCK>(out, backward, rows);
+    const brain_u64 packed = head_slices_floats<BY_BLOCK>(out, backward);
     return packed + (brain_u64)out.outputs * out.inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
            (BY_BLOCK ? blockIdx.x < head_row_blocks<BY_BLOCK>(rows) : blockIdx.x * BRAIN_FUSED_WARPS < rows);
 #else
@@ -96,8 +95,9 @@ static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out,
 // Where the staged copy of the head's weights lies in the slices' memory: after head_slices_floats.
 template <bool BY_BLOCK>
 static __device__ __forceinline__ float* head_weights_copy(float* slices, const brain_fused_layer& out,
-                                                           bool backward, unsigned rows) {
-    if (BY_BLOCK) return slices + head_slices_floats<BY_BLOCK>(out, backward, rows);
+                                                           bool backward) {
+    if (BY_BLOCK) return slices + head_slices_floats<BY_BLOCK>(out, backward);
+    // head_slices_floats in 32 bits: the 64-bit offset compiles the warp-per-row kernels to another schedule.
     return slices + (backward ? BRAIN_FUSED_WARPS * out.outputs * (out.inputs + 1) : 0u);
 }
 
@@ -145,7 +145,7 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
     const bool staged = head_staged<true>(out, below != nullptr, rows);
     const float* weights = a.params + out.weight_offset;
     if (staged) {
-        float* const copy = head_weights_copy<true>(slices, out, below != nullptr, rows);
+        float* const copy = head_weights_copy<true>(slices, out, below != nullptr);
         if (!ahead) head_stage_weights(a, out, copy);
         tile_wait<0>();
         weights = copy;
@@ -266,7 +266,7 @@ fused_output_and_loss(const FusedContext& c, const brain_fused_layer& out, const
     float* slice = slices + (threadIdx.x / BRAIN_WARP) * stride;
     const float* weights = a.params + out.weight_offset;
     if (staged) {
-        float* const copy = head_weights_copy<false>(slices, out, below != nullptr, rows);
+        float* const copy = head_weights_copy<false>(slices, out, below != nullptr);
         if (!ahead) head_stage_weights(a, out, copy);
         tile_wait<0>();
         __syncthreads();
