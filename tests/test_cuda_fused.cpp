@@ -83,9 +83,9 @@ const std::vector<FusedCase>& fused_cases() {
         FusedCase("batches of 1024 through layers of 37 (weight gradients in row shares, or a warp per output over "
                   "1024 rows)",
                   {23, 37, 37, 37, 4}, Relu, Linear, MeanSquaredError, Optimizer::sgd(0.02f, 0.9f), 2500, 1024),
-        FusedCase("a head of 8 on 350 inputs (its weights read from shared memory: its gradient is too wide for a "
-                  "warp's slice)",
-                  {40, 350, 8}, Tanh, Softmax, CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 256, 32),
+        FusedCase("a head of 12 on 350 inputs (a row per block, its weights read from shared memory: more outputs "
+                  "than a block has warps)",
+                  {40, 350, 12}, Tanh, Softmax, CategoricalCrossEntropy, Optimizer::sgd(0.05f, 0.9f), 256, 32),
         FusedCase("a head of 32 on 300 inputs (its weights too many for shared memory)", {30, 300, 32}, Relu,
                   Linear, MeanSquaredError, Optimizer::adam(0.002f), 200, 40),
         FusedCase("batches of 512, weight gradients in row shares on layers 1 and 3, not on 2 (too wide) nor 0 "
@@ -254,12 +254,12 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // can: four networks fold, with three or more layers, one output and the layer below in tiles); a narrow
     // head's backward pass in a phase of its own, as when the budget has no room for its gradient's shares (as it
     // is, in the loss phase); such a head's weights read from global memory (as it is, from a copy in shared memory
-    // where they fit); weight gradients by a warp per output or tiles over the whole batch (as it is, in row shares
-    // where the batch has 256 rows or more and the shares are small enough); the register count left to ptxas, as
-    // toolkits before CUDA 12.4 build it; one tile height for both products of a backward phase (as it is, each
-    // its own where that shortens the phase); and a warp per batch row in the loss phase (as it is, a row per block
-    // where the grid has a block for every row of a batch: every network here but those on batches of 256 and
-    // more).
+    // where they fit and, with a row per block, where the row has more outputs than the block has warps); weight
+    // gradients by a warp per output or tiles over the whole batch (as it is, in row shares where the batch has 256
+    // rows or more and the shares are small enough); the register count left to ptxas, as toolkits before CUDA 12.4
+    // build it; one tile height for both products of a backward phase (as it is, each its own where that shortens
+    // the phase); and a warp per batch row in the loss phase (as it is, a row per block where the grid has a block
+    // for every row of a batch: every network here but those on batches of 256 and more).
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},

@@ -18,8 +18,8 @@
 #define BRAIN_TILE_GROUPS 4 // thread groups splitting a chunk's K in full tiles (BRAIN_FUSED_THREADS / 64)
 #define BRAIN_TILE_PITCH 36 // shared row pitch: a multiple of 4 for 16-byte loads; conflict-free copies
 // 1 (the default): a narrow head in the loss phase reads its weights from a copy in shared memory where it fits,
-// beside the gradient slices when its backward pass runs there too (fused_output_and_loss); 0: from global memory
-// (docs/cuda-plugin.md).
+// beside the gradient slices when its backward pass runs there too, and where blocks take the rows, where a row has
+// more outputs than the block has warps (head_staged); 0: from global memory (docs/cuda-plugin.md).
 #ifndef BRAIN_FUSED_HEAD_STAGED
 #define BRAIN_FUSED_HEAD_STAGED 1
 #endif

@@ -80,10 +80,14 @@ static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused
 }
 
 // Whether the loss phase reads the head's weights from a copy in the block's shared memory (only blocks with rows
-// do, which take them in order): where the copy fits after head_slices_floats.
+// do, which take them in order): where the copy fits after head_slices_floats and, where blocks take rows, where
+// their warps take more than one of the rows' outputs each. With one output per warp each weight is read once
+// forward, so the copy's queueing and wait cost more than the reads from global memory they replace
+// (docs/performance.md).
 template <bool BY_BLOCK>
 static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
+    if (BY_BLOCK && BRAIN_FUSED_HEAD_BLOCK_ROWS * out.outputs <= BRAIN_FUSED_WARPS) return false;
     const brain_u64 packed = head_slices_floats<BY_BLOCK>(out, backward);
     return packed + (brain_u64)out.outputs * out.inputs <= BRAIN_FUSED_WARPS * BRAIN_FUSED_HEAD_SLICE &&
            (BY_BLOCK ? blockIdx.x < head_row_blocks<BY_BLOCK>(rows) : blockIdx.x * BRAIN_FUSED_WARPS < rows);
