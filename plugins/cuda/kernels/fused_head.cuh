@@ -81,9 +81,9 @@ static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused
 
 // Whether the loss phase reads the head's weights from a copy in the block's shared memory (only blocks with rows
 // do, which take them in order): where the copy fits after head_slices_floats and, where blocks take rows, where
-// their warps take more than one of the rows' outputs each. With one output per warp each weight is read once
-// forward, so the copy's queueing and wait cost more than the reads from global memory they replace
-// (docs/performance.md).
+// their warps take more than one of the rows' outputs each. With one output per warp the forward dot products are
+// one round of loads and each weight is read once there and once backward, so the copy's queueing and wait cost
+// more than the reads from global memory they replace (docs/performance.md).
 template <bool BY_BLOCK>
 static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
