@@ -69,14 +69,15 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // docs/cuda-plugin.md's table: the bias gradient's place (0, 1; 2 is the default above), the folded head (0;
     // 1 is the default), the head's weights from global memory (0; 1 is the default), the row-share kernel without
     // its row shares (0; 1 is the default), the register cap left to ptxas (0), as toolkits before CUDA 12.4 build
-    // the kernel, the tiles' floor measurements (1, and 2 with the multiply-adds; 0 is the default) and the loss
-    // phase's stamps (1), also with the timed loads (2; 0 is the default). With the timed loads ptxas spills 48
-    // bytes in brain_fused_epoch_shares, which is then not checked (docs/cuda-plugin.md).
+    // the kernel, the tiles' floor measurements (1, 2 with the multiply-adds, 3 to 5 without one part each; 0 is
+    // the default) and the loss phase's stamps (1), also with the timed loads (2; 0 is the default). With the timed
+    // loads ptxas spills 48 bytes in brain_fused_epoch_shares, which is then not checked (docs/cuda-plugin.md).
     const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
     for (const char* define :
          {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
           "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
-          "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_LOSS_STAMPS=1",
+          "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_TILE_FLOOR=3",
+          "BRAIN_FUSED_TILE_FLOOR=4", "BRAIN_FUSED_TILE_FLOOR=5", "BRAIN_FUSED_LOSS_STAMPS=1",
           "BRAIN_FUSED_LOSS_STAMPS=2"}) {
         INFO(define);
         std::string log;

@@ -27,7 +27,9 @@
 // shared loads, multiply-adds and copies after their first BRAIN_TILE_STAGES - 1 chunks compiled out, so that a
 // step keeps only its barriers, the tiles' first copies, waits, partial sums and epilogues, and the other work of
 // its phases (docs/performance.md). 2 keeps the multiply-adds too, on operands from registers: the floor plus the
-// tiles' arithmetic, with no shared load to wait for. 0 (the default): the tiles as they are.
+// tiles' arithmetic, with no shared load to wait for. 3, 4 and 5 take one part of the tiles' work away at a time: 3
+// feeds A from registers (B's shared loads and every copy kept), 4 feeds B from registers, 5 keeps both operands'
+// shared loads and compiles the later copies out. 0 (the default): the tiles as they are.
 #ifndef BRAIN_FUSED_TILE_FLOOR
 #define BRAIN_FUSED_TILE_FLOOR 0
 #endif
@@ -215,7 +217,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         // Queues chunk `chunk` into its stage (nothing past the last chunk) and commits it as one group.
         auto issue = [&](unsigned chunk) {
-            if (chunk < chunks && !(BRAIN_FUSED_TILE_FLOOR && chunk + 1 >= BRAIN_TILE_STAGES)) {
+            constexpr bool later_copies =
+                BRAIN_FUSED_TILE_FLOOR != 1 && BRAIN_FUSED_TILE_FLOOR != 2 && BRAIN_FUSED_TILE_FLOOR != 5;
+            if (chunk < chunks && (later_copies || chunk + 1 < BRAIN_TILE_STAGES)) {
                 TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
                 const unsigned k0 = chunk * BRAIN_TILE_K;
                 if (a_vec) {
@@ -321,16 +325,31 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             }
 #else
             const unsigned k0 = group * group_k;
+#if BRAIN_FUSED_TILE_FLOOR == 3 || BRAIN_FUSED_TILE_FLOOR == 4
+            // One operand's values from registers, as in the floor's form 2 (distinct per chunk).
+            float4 ro;
+            asm volatile("mov.b32 %0, %4;\n\tmov.b32 %1, %5;\n\tmov.b32 %2, %6;\n\tmov.b32 %3, %7;"
+                         : "=f"(ro.x), "=f"(ro.y), "=f"(ro.z), "=f"(ro.w)
+                         : "f"(1.0f + chunk), "f"(2.0f), "f"(3.0f), "f"(4.0f));
+#endif
 #pragma unroll
             for (unsigned l = 0; l < group_k; ++l) {
                 if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
                 const unsigned ka = AK ? (l % 4) * q + l / 4 : l, kb = BK ? (l % 4) * q + l / 4 : l;
+#if BRAIN_FUSED_TILE_FLOOR == 3
+                av[ka] = ro;
+#else
                 av[ka] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + ka / q) * BRAIN_TILE_PITCH +
                                                                k0 + 4 * (ka % q))
                             : *reinterpret_cast<const float4*>(&st.a[k0 + ka][4 * ty]);
+#endif
+#if BRAIN_FUSED_TILE_FLOOR == 4
+                bv[kb] = ro;
+#else
                 bv[kb] = BK ? *reinterpret_cast<const float4*>(
                                   &st.b[0][0] + (tx + 8 * (kb / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kb % q))
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
+#endif
             }
 #endif
 #pragma unroll
@@ -341,7 +360,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #pragma unroll
                     for (unsigned j = 0; j < 4; ++j) {
                         const float b = BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j);
-#if BRAIN_FUSED_TILE_FLOOR == 2
+#if BRAIN_FUSED_TILE_FLOOR >= 2
                         acc[i][j] = __fmaf_rn(a, b, acc[i][j]); // one fused multiply-add each, as the tiles'
 #else
                         acc[i][j] += a * b;
