@@ -26,11 +26,11 @@ constexpr std::size_t clusters_max_slice = 10;
 // Several clusters take networks whose layers have at most this many inputs on average (biases counted): a block
 // walks each layer's inputs in one chain per output, a chain the fused kernel splits over four thread groups, so
 // with slices of 8 to 10 rows the cluster kernel wins where a layer's chain is short against a grid barrier
-// (docs/performance.md).
+// (docs/performance-grid.md).
 constexpr std::size_t clusters_max_mean_inputs = 64;
 // With the gradient shares in global memory (networks a block holds once but not twice), each step writes and
 // reads every block's share through L2: that pays only against the fused kernel's many grid barriers of deep
-// networks, on one cluster with short slices and layers of short chains (docs/performance.md).
+// networks, on one cluster with short slices and layers of short chains (docs/performance-grid.md).
 constexpr std::size_t global_grads_min_layers = 7;
 constexpr std::size_t global_grads_max_slice = 4;
 constexpr std::size_t global_grads_max_outputs = 64;
@@ -44,7 +44,7 @@ unsigned clusters_for(unsigned batch, unsigned blocks) {
 // for this plan (BRAIN_CUDA_FUSED unset). A cluster pays two cluster barriers per step (and, on several clusters,
 // one barrier of a rank's blocks with the clusters' sums through L2) instead of a grid barrier per layer and phase,
 // and no round trip through L2 between layers, but each block takes its slice of the batch through every layer at
-// one SM's rate: it wins while the slices are short (docs/performance.md, "The shape grid"). `global_grads`: the
+// one SM's rate: it wins while the slices are short (docs/performance-grid.md). `global_grads`: the
 // gradient shares live in global memory.
 bool cluster_epoch_pays(const sdk::SessionPlan& plan, std::size_t blocks, std::size_t clusters, bool global_grads) {
     const std::size_t all = blocks * clusters, slice = (plan.batch_rows + all - 1) / all;

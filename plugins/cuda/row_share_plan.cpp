@@ -1,7 +1,7 @@
 // The row-share rule of the fused epoch kernel (row_share_plan.hpp). Each share's rows of delta and input are
 // copied contiguously into a block's shared memory and summed there, and the next phase adds the shares up and
 // applies the optimizer (for layer 0, a phase of its own), where a warp per output or a tile would walk the whole
-// batch. The thresholds are measured (docs/performance.md).
+// batch. The thresholds are measured (docs/performance-grid.md).
 #include "row_share_plan.hpp"
 
 #include "device_scalars.h"

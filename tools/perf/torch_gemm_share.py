@@ -1,4 +1,5 @@
-"""How much of PyTorch's CPU training step its matrix products take (docs/performance.md, "CPU").
+"""How much of PyTorch's CPU training step its matrix products take (docs/performance.md, "CPU, two threads
+each side"; docs/performance-grid.md, "CPU").
 
 For each config: PyTorch's own step (torch_mlp.train, eager, as bench-compare runs it) and, in the same process,
 the products of one such step alone: the forward product of every layer, every weight gradient and every input

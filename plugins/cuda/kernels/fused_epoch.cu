@@ -122,7 +122,8 @@ static __device__ void fused_update_stored(const FusedContext& c, brain_u64 i, b
 // one-output head folded into the phases beside it, BRAIN_FUSED_FOLDED_HEAD) and brain_fused_epoch_folded_shares
 // (SHARES and FOLD) run it. Kernels of their own, so that the code of each variant is not in the kernel of the
 // sessions that never take it: in one kernel the row shares' code moves ptxas's schedule of every phase, which
-// costs those sessions 4-6%, the row per block's 1-2.5%, the fold's 4.5-6.5% (docs/performance.md).
+// costs those sessions 4-6%, the row per block's 1-2.5%, the fold's 4.5-6.5% (docs/performance.md and
+// docs/performance-grid.md).
 template <bool SHARES, bool HEAD_ROWS, bool FOLD>
 static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args& args) {
     __shared__ __align__(16) TileShared sh;
@@ -431,7 +432,7 @@ brain_fused_epoch_head_rows(const BRAIN_GRID_CONSTANT brain_fused_epoch_args arg
 }
 // A one-output head folded into the phases beside it, with and without row shares: kernels of their own, so that
 // the fold's code is not in the kernels of the sessions that never fold (in one kernel it moves ptxas's schedule of
-// the other phases by 4.5-6.5%, docs/performance.md).
+// the other phases by 4.5-6.5%, docs/performance-grid.md).
 extern "C" __global__ void BRAIN_FUSED_BOUNDS
 brain_fused_epoch_folded(const BRAIN_GRID_CONSTANT brain_fused_epoch_args args) {
     fused_epoch<false, false, true>(args);

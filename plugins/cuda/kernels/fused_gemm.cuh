@@ -26,10 +26,10 @@
 // 1 measures a floor (test builds only, through BRAIN_CUDA_KERNEL_DEFINES; the results are wrong): the tiles'
 // shared loads, multiply-adds and copies after their first BRAIN_TILE_STAGES - 1 chunks compiled out, so that a
 // step keeps only its barriers, the tiles' first copies, waits, partial sums and epilogues, and the other work of
-// its phases (docs/performance.md). 2 keeps the multiply-adds too, on operands from registers: the floor plus the
-// tiles' arithmetic, with no shared load to wait for. 3, 4 and 5 take one part of the tiles' work away at a time: 3
-// feeds A from registers (B's shared loads and every copy kept), 4 feeds B from registers, 5 keeps both operands'
-// shared loads and compiles the later copies out. 0 (the default): the tiles as they are.
+// its phases (docs/performance-grid.md). 2 keeps the multiply-adds too, on operands from registers: the floor plus
+// the tiles' arithmetic, with no shared load to wait for. 3, 4 and 5 take one part of the tiles' work away at a
+// time: 3 feeds A from registers (B's shared loads and every copy kept), 4 feeds B from registers, 5 keeps both
+// operands' shared loads and compiles the later copies out. 0 (the default): the tiles as they are.
 #ifndef BRAIN_FUSED_TILE_FLOOR
 #define BRAIN_FUSED_TILE_FLOOR 0
 #endif
@@ -542,7 +542,7 @@ static __device__ FusedGemm delta_gemm(const brain_fused_epoch_args& a, unsigned
 // gradient in its tiles: when the blocks the phase's GEMMs leave free have fewer warps than the bias has columns,
 // the other way round where `flip` (the plugin's count at the products' own heights, tile_height_plan.hpp).
 // A warp per column on free blocks runs beside the tiles; on blocks that also have a tile, after it, which is
-// slower than the tiles' own sums where few blocks are free and faster where many are (docs/performance.md).
+// slower than the tiles' own sums where few blocks are free and faster where many are (docs/performance-grid.md).
 static __device__ bool fused_bias_in_tiles(const FusedGemm& dw, const FusedGemm& other, bool with_other,
                                            unsigned tm, bool flip) {
     if (fused_uses_warps(dw)) return false;

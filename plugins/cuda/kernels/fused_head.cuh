@@ -18,9 +18,9 @@ static __device__ void fused_loss_row(const brain_fused_epoch_args& a, const bra
 
 #define BRAIN_FUSED_HEAD_STEPS 8 // a row of the head's input held in registers: 8 x 32 floats
 // 1 stamps the loss phase's parts on block 0's first warp into the phase profile (test builds only, through
-// BRAIN_CUDA_KERNEL_DEFINES): where the phase's time goes (docs/performance.md); 2 also times a chain of dependent
-// loads from the head's input, its weights and the targets before the rows start. 0 (the default): no stamps, and
-// the kernel's code is the same as without the switch.
+// BRAIN_CUDA_KERNEL_DEFINES): where the phase's time goes (docs/performance-grid.md); 2 also times a chain of
+// dependent loads from the head's input, its weights and the targets before the rows start. 0 (the default): no
+// stamps, and the kernel's code is the same as without the switch.
 #ifndef BRAIN_FUSED_LOSS_STAMPS
 #define BRAIN_FUSED_LOSS_STAMPS 0
 #endif
@@ -59,7 +59,7 @@ static __device__ __forceinline__ void head_deltas(float* delta, const float* ba
 // (fused_output_and_loss), or BRAIN_FUSED_HEAD_BLOCK_ROWS rows per block (fused_head_by_block) in
 // brain_fused_epoch_head_rows, which the plugin launches only where the grid has a block for every row of a batch.
 // A tuning constant: one row per block, and so a share of the head's gradient per row for the next phase to add up,
-// is faster than four rows per block with at most 32 shares on 14 of 16 grid points (docs/performance.md).
+// is faster than four rows per block with at most 32 shares on 14 of 16 grid points (docs/performance-grid.md).
 #define BRAIN_FUSED_HEAD_BLOCK_ROWS 1
 
 // The blocks that have rows in the loss phase (and so shares of the head's gradient): warps, or blocks, take rows
@@ -83,7 +83,7 @@ static __device__ __forceinline__ brain_u64 head_slices_floats(const brain_fused
 // do, which take them in order): where the copy fits after head_slices_floats and, where blocks take rows, where
 // their warps take more than one of the rows' outputs each. With one output per warp the forward dot products are
 // one round of loads and each weight is read once there and once backward, so the copy's queueing and wait cost
-// more than the reads from global memory they replace (docs/performance.md).
+// more than the reads from global memory they replace (docs/performance-grid.md).
 template <bool BY_BLOCK>
 static __device__ __forceinline__ bool head_staged(const brain_fused_layer& out, bool backward, unsigned rows) {
 #if BRAIN_FUSED_HEAD_STAGED
