@@ -4,10 +4,13 @@
 #include "support/catch.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <brain/plugin_sdk.hpp>
+#include <exception>
 #include <kernel_compiler.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,30 +40,65 @@ void check_epoch_spills(const std::string& log, const std::string& kernel = "bra
         WARN("NVRTC " << nvrtc_major << "." << nvrtc_minor << " spills registers in " << kernel);
 }
 
+// One compile of the kernel program: what it was asked for and what it gave.
+struct Compile {
+    brain::cuda::Target target;
+    std::vector<std::string> options;
+    std::vector<char> image;
+    std::string log;
+    std::string error; // empty when the compile succeeded
+};
+
+// Runs every compile, on as many threads as the machine has (each is a whole program's compile, tens of seconds;
+// NVRTC compiles separate programs concurrently). The results are checked afterwards on the test's own thread,
+// since Catch2's assertions are not thread-safe.
+void compile_all(std::vector<Compile>& compiles) {
+    const std::string source = brain::cuda::kernel_source();
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < compiles.size(); i = next++) {
+            Compile& c = compiles[i];
+            try {
+                c.image = brain::cuda::compile(source, c.target, c.options, &c.log);
+            } catch (const std::exception& e) {
+                c.error = e.what();
+            } catch (...) {
+                c.error = "a non-standard exception";
+            }
+        }
+    };
+    const std::size_t threads =
+        std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), compiles.size()));
+    std::vector<std::thread> helpers;
+    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& h : helpers) h.join();
+}
+
 } // namespace
 
 TEST_CASE("CUDA kernels compile with NVRTC for Turing, Ampere and Hopper without a GPU", "[plugin][nvrtc]") {
-    const std::string source = brain::cuda::kernel_source();
     // sm_75 takes the fused kernel's pre-cp.async branches, sm_80 cp.async, sm_90 is the H200 it is tuned on.
-    for (const auto& [major, minor] : {std::pair{7, 5}, std::pair{8, 0}, std::pair{9, 0}}) {
-        const brain::cuda::Target target = brain::cuda::choose_target(major, minor);
-        INFO(target.label);
-        CHECK(target.cubin);
-        std::string log;
-        std::vector<char> image;
-        REQUIRE_NOTHROW(image = brain::cuda::compile(source, target, {"-Xptxas=-v"}, &log));
-        CHECK(image.size() > 10000);
+    std::vector<Compile> compiles;
+    for (const auto& [major, minor] : {std::pair{7, 5}, std::pair{8, 0}, std::pair{9, 0}})
+        compiles.push_back({brain::cuda::choose_target(major, minor), {"-Xptxas=-v"}, {}, {}, {}});
+    compile_all(compiles);
+    for (const Compile& c : compiles) {
+        INFO(c.target.label);
+        CHECK(c.target.cubin);
+        REQUIRE(c.error.empty());
+        CHECK(c.image.size() > 10000);
         for (const char* name : brain::cuda::kernel_names) {
             INFO(name);
-            CHECK(contains(image, name));
+            CHECK(contains(c.image, name));
         }
-        if (major == 9) {
-            check_epoch_spills(log);
-            check_epoch_spills(log, "brain_cluster_epoch");
-            check_epoch_spills(log, "brain_fused_epoch_shares");
-            check_epoch_spills(log, "brain_fused_epoch_head_rows");
-            check_epoch_spills(log, "brain_fused_epoch_folded");
-            check_epoch_spills(log, "brain_fused_epoch_folded_shares");
+        if (c.target.label == brain::cuda::choose_target(9, 0).label) {
+            check_epoch_spills(c.log);
+            check_epoch_spills(c.log, "brain_cluster_epoch");
+            check_epoch_spills(c.log, "brain_fused_epoch_shares");
+            check_epoch_spills(c.log, "brain_fused_epoch_head_rows");
+            check_epoch_spills(c.log, "brain_fused_epoch_folded");
+            check_epoch_spills(c.log, "brain_fused_epoch_folded_shares");
         }
     }
 }
@@ -73,24 +111,25 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // the default) and the loss phase's stamps (1), also with the timed loads (2; 0 is the default). With the timed
     // loads ptxas spills 48 bytes in brain_fused_epoch_shares, which is then not checked (docs/cuda-plugin.md).
     const brain::cuda::Target target = brain::cuda::choose_target(9, 0);
+    std::vector<Compile> compiles;
     for (const char* define :
          {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
           "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
           "BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_TILE_FLOOR=3",
           "BRAIN_FUSED_TILE_FLOOR=4", "BRAIN_FUSED_TILE_FLOOR=5", "BRAIN_FUSED_LOSS_STAMPS=1",
-          "BRAIN_FUSED_LOSS_STAMPS=2"}) {
+          "BRAIN_FUSED_LOSS_STAMPS=2"})
+        compiles.push_back({target, {std::string("--define-macro=") + define, "-Xptxas=-v"}, {}, {}, {}});
+    compile_all(compiles);
+    for (const Compile& c : compiles) {
+        const std::string define = c.options[0].substr(std::string("--define-macro=").size());
         INFO(define);
-        std::string log;
-        std::vector<char> image;
-        REQUIRE_NOTHROW(image =
-                            brain::cuda::compile(brain::cuda::kernel_source(), target,
-                                                 {std::string("--define-macro=") + define, "-Xptxas=-v"}, &log));
-        CHECK(contains(image, "brain_fused_epoch_shares"));
-        check_epoch_spills(log);
-        if (std::string(define) != "BRAIN_FUSED_LOSS_STAMPS=2") check_epoch_spills(log, "brain_fused_epoch_shares");
-        check_epoch_spills(log, "brain_fused_epoch_head_rows");
-        check_epoch_spills(log, "brain_fused_epoch_folded");
-        check_epoch_spills(log, "brain_fused_epoch_folded_shares");
+        REQUIRE(c.error.empty());
+        CHECK(contains(c.image, "brain_fused_epoch_shares"));
+        check_epoch_spills(c.log);
+        if (define != "BRAIN_FUSED_LOSS_STAMPS=2") check_epoch_spills(c.log, "brain_fused_epoch_shares");
+        check_epoch_spills(c.log, "brain_fused_epoch_head_rows");
+        check_epoch_spills(c.log, "brain_fused_epoch_folded");
+        check_epoch_spills(c.log, "brain_fused_epoch_folded_shares");
     }
 }
 
