@@ -195,10 +195,10 @@ static __device__ float output_loss_row(float* zr, float* ar, float* dr, const f
     return (float)total * scale;
 }
 
-// output_loss_row for a row of at most 32 outputs held in registers, lane i holding output i (`on`: i < k): z in,
-// the activation and dL/dz out, with the same arithmetic. Nothing goes through memory, so a caller that keeps the
-// row in registers (the fused epoch kernel) saves the round trips of storing and reloading it.
-static __device__ float output_loss_lane(float z, float t, bool on, unsigned rows, unsigned k, int act, float param,
+// output_loss_row's activation and dL/dz for a row of at most 32 outputs held in registers, lane i holding output i
+// (`on`: i < k), with the same arithmetic. Nothing goes through memory, so a caller that keeps the row in registers
+// (the fused epoch kernel) saves the round trips of storing and reloading it.
+static __device__ void output_delta_lane(float z, float t, bool on, unsigned rows, unsigned k, int act, float param,
                                          int loss, float& a, float& d) {
     if (act == BRAIN_ACT_SOFTMAX) {
         const float m = warp_max(on ? z : BRAIN_NEG_INF);
@@ -207,20 +207,31 @@ static __device__ float output_loss_lane(float z, float t, bool on, unsigned row
     } else {
         a = brain_activate(act, z, param);
     }
-    double log_sum = 0.0;
-    if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
-        const float m = warp_max(on ? z : BRAIN_NEG_INF);
-        log_sum = log(warp_sum_d(on ? exp((double)(z - m)) : 0.0)) + m;
-    }
     const float scale = loss_scale(loss, rows, k);
-    double total = on ? loss_term(loss, z, a, t, log_sum) : 0.0;
     d = on ? loss_delta(loss, act, z, a, t, scale, param) : 0.0f;
     if (loss == BRAIN_LOSS_MEAN_SQUARED_ERROR && act == BRAIN_ACT_SOFTMAX) {
         const float dot = warp_sum(d * a);
         d = a * (d - dot);
     }
-    total = warp_sum_d(total);
-    return (float)total * scale;
+}
+
+// output_loss_row's loss for the same row (a: its activation from output_loss_lane or output_delta_lane), divided
+// by the batch normalisation, on every lane. Nothing in the backward pass waits for it.
+static __device__ float output_total_lane(float z, float a, float t, bool on, unsigned rows, unsigned k, int loss) {
+    double log_sum = 0.0;
+    if (loss == BRAIN_LOSS_CATEGORICAL_CROSS_ENTROPY) {
+        const float m = warp_max(on ? z : BRAIN_NEG_INF);
+        log_sum = log(warp_sum_d(on ? exp((double)(z - m)) : 0.0)) + m;
+    }
+    const double total = warp_sum_d(on ? loss_term(loss, z, a, t, log_sum) : 0.0);
+    return (float)total * loss_scale(loss, rows, k);
+}
+
+// Both: the activation and dL/dz out, the row's loss returned.
+static __device__ float output_loss_lane(float z, float t, bool on, unsigned rows, unsigned k, int act, float param,
+                                         int loss, float& a, float& d) {
+    output_delta_lane(z, t, on, rows, k, act, param, loss, a, d);
+    return output_total_lane(z, a, t, on, rows, k, loss);
 }
 
 // The batch loss, a fixed-order sum of the rows' losses by one whole block of 256 threads (in double, as the CPU

@@ -167,16 +167,26 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
     }
     __syncthreads(); // every output's z
     loss_stamp(a, c.batch, 2, false);
-    for (unsigned i = warp; i < count; i += BRAIN_FUSED_WARPS) {
-        const unsigned r = r0 + i;
-        const bool on = lane < k;
+    // Warp i takes row i: its dL/dz, which the backward pass waits for, and its loss, which nothing waits for.
+    // Where the other warps can take the backward pass's columns in as many rounds as the whole block, the rows'
+    // warps leave it to them and add up their losses meanwhile (`defer`), a chain of shuffles and double-precision
+    // functions off the phase's path; elsewhere they add them up first, as they would after their columns.
+    static_assert(BRAIN_FUSED_HEAD_BLOCK_ROWS <= BRAIN_FUSED_WARPS / 2,
+                  "a warp per row, and warps for the columns");
+    const unsigned row_threads = count * BRAIN_WARP, column_threads = BRAIN_FUSED_THREADS - row_threads;
+    const bool defer = below && (inputs + column_threads - 1) / column_threads ==
+                                    (inputs + BRAIN_FUSED_THREADS - 1) / BRAIN_FUSED_THREADS;
+    const bool has_row = warp < count;
+    const unsigned r = r0 + warp;
+    const bool on = lane < k;
+    float z = 0.0f, target = 0.0f, activated = 0.0f;
+    if (has_row) {
         const brain_u64 data_row = a.perm ? (brain_u64)batch_rows[r] : start + r;
-        const float target = on ? a.targets[data_row * k + lane] : 0.0f;
-        float* const values = row_values + i * BRAIN_FUSED_HEAD_WIDTH;
-        const float z = on ? values[lane] : 0.0f;
-        float activated, dl;
-        const float total =
-            output_loss_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
+        target = on ? a.targets[data_row * k + lane] : 0.0f;
+        float* const values = row_values + warp * BRAIN_FUSED_HEAD_WIDTH;
+        z = on ? values[lane] : 0.0f;
+        float dl;
+        output_delta_lane(z, target, on, rows, k, out.activation, out.param, a.loss, activated, dl);
         const brain_u64 at = (brain_u64)r * k;
         if (on) {
             values[lane] = dl;
@@ -184,49 +194,61 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
             out.a[at + lane] = activated; // z's own buffer when the head is linear (the same value then)
             out.delta[at + lane] = dl;
         }
-        if (lane == 0) a.row_loss[r] = total;
+        if (!defer) {
+            const float total = output_total_lane(z, activated, target, on, rows, k, a.loss);
+            if (lane == 0) a.row_loss[r] = total;
+        }
     }
     loss_stamp(a, c.batch, 3, false);
     if (below) {
         __syncthreads(); // every output's dL/dz
+        if (defer && has_row) {
+            const float total = output_total_lane(z, activated, target, on, rows, k, a.loss);
+            if (lane == 0) a.row_loss[r] = total;
+        }
+        // The columns' threads: all of them, or those after the rows' warps (`defer`).
+        const unsigned first = defer ? row_threads : 0u, threads = BRAIN_FUSED_THREADS - first;
         const float* const below_z = below->z;
         float* const below_delta = below->delta;
         const int activation = below->activation;
         const float param = below->param;
         float* const share = a.head_partial + (brain_u64)blockIdx.x * k * (inputs + 1);
-        for (unsigned j = threadIdx.x; j < inputs; j += BRAIN_FUSED_THREADS) {
-            // Column j of the block's rows (the head's input and below's z) in registers, loaded ahead of the
-            // stores, which the compiler may not move loads past: one wait for them all instead of one per row.
-            float xs[BRAIN_FUSED_HEAD_BLOCK_ROWS], zs[BRAIN_FUSED_HEAD_BLOCK_ROWS];
+        if (threadIdx.x >= first) {
+            for (unsigned j = threadIdx.x - first; j < inputs; j += threads) {
+                // Column j of the block's rows (the head's input and below's z) in registers, loaded ahead of the
+                // stores, which the compiler may not move loads past: one wait for them all instead of one per row.
+                float xs[BRAIN_FUSED_HEAD_BLOCK_ROWS], zs[BRAIN_FUSED_HEAD_BLOCK_ROWS];
 #pragma unroll
-            for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i) {
-                const unsigned ic = min(i, count - 1); // clamped: a repeated load, never used
-                xs[i] = input.ptr(r0 + ic, 0)[j];
-                zs[i] = below_z[(brain_u64)(r0 + ic) * inputs + j];
-            }
-#pragma unroll
-            for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i)
-                if (i < count) {
-                    const float* const dl = row_values + i * BRAIN_FUSED_HEAD_WIDTH;
-                    float back = 0.0f;
-#pragma unroll 4
-                    for (unsigned n = 0; n < k; ++n) back += dl[n] * weights[(brain_u64)n * inputs + j];
-                    below_delta[(brain_u64)(r0 + i) * inputs + j] =
-                        back * brain_derivative(activation, zs[i], xs[i], param);
+                for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i) {
+                    const unsigned ic = min(i, count - 1); // clamped: a repeated load, never used
+                    xs[i] = input.ptr(r0 + ic, 0)[j];
+                    zs[i] = below_z[(brain_u64)(r0 + ic) * inputs + j];
                 }
-            // The rows' terms of the gradient of column j, added in row order.
-            for (unsigned n = 0; n < k; ++n) {
-                float sum = 0.0f;
 #pragma unroll
                 for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i)
-                    if (i < count) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + n] * xs[i];
-                share[(brain_u64)n * (inputs + 1) + j] = sum;
+                    if (i < count) {
+                        const float* const dl = row_values + i * BRAIN_FUSED_HEAD_WIDTH;
+                        float back = 0.0f;
+#pragma unroll 4
+                        for (unsigned n = 0; n < k; ++n) back += dl[n] * weights[(brain_u64)n * inputs + j];
+                        below_delta[(brain_u64)(r0 + i) * inputs + j] =
+                            back * brain_derivative(activation, zs[i], xs[i], param);
+                    }
+                // The rows' terms of the gradient of column j, added in row order.
+                for (unsigned n = 0; n < k; ++n) {
+                    float sum = 0.0f;
+#pragma unroll
+                    for (unsigned i = 0; i < BRAIN_FUSED_HEAD_BLOCK_ROWS; ++i)
+                        if (i < count) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + n] * xs[i];
+                    share[(brain_u64)n * (inputs + 1) + j] = sum;
+                }
             }
-        }
-        if (threadIdx.x < k) {
-            float sum = 0.0f;
-            for (unsigned i = 0; i < count; ++i) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + threadIdx.x];
-            share[(brain_u64)threadIdx.x * (inputs + 1) + inputs] = sum;
+            if (threadIdx.x - first < k) {
+                const unsigned n = threadIdx.x - first;
+                float sum = 0.0f;
+                for (unsigned i = 0; i < count; ++i) sum += row_values[i * BRAIN_FUSED_HEAD_WIDTH + n];
+                share[(brain_u64)n * (inputs + 1) + inputs] = sum;
+            }
         }
     }
     loss_stamp(a, c.batch, 4, false);
