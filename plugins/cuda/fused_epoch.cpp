@@ -174,6 +174,7 @@ bool CudaSession::choose_fused_epoch(std::uint64_t spare_bytes) {
     }
     // One block per SM: more blocks make the barriers dearer and the steps slower (docs/performance.md).
     m_fused_grid = static_cast<unsigned>(m_sm_count);
+    if (const unsigned asked = test_fused_grid(); asked != 0) m_fused_grid = std::min(asked, m_fused_grid);
     // BRAIN_CUDA_FUSED=1 forces the fused epoch kernel; unset, it is taken where it is expected to be the faster.
     return mode == "1" || fused_epoch_pays(plan);
 }

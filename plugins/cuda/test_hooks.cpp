@@ -122,6 +122,14 @@ bool test_cluster_global_grads() noexcept {
     return variable_is("BRAIN_CUDA_TEST_CLUSTER_GRADS", "global");
 }
 
+unsigned test_fused_grid() noexcept {
+    const char* value = std::getenv("BRAIN_CUDA_TEST_FUSED_GRID");
+    if (!value) return 0;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(value, &end, 10);
+    return end != value && *end == '\0' && n >= 1 && n <= 1024 ? static_cast<unsigned>(n) : 0u;
+}
+
 unsigned test_predict_parts() noexcept {
     const char* value = std::getenv("BRAIN_CUDA_TEST_PREDICT_PARTS");
     if (!value || value[0] < '1' || value[0] > '8' || value[1] != '\0') return 0;
@@ -156,18 +164,24 @@ std::string fused_profile_text(const std::uint64_t* stamps, std::size_t layers) 
     // The loss phase's parts where the kernel stamps them (BRAIN_FUSED_LOSS_STAMPS): µs from the phase's start (the
     // stamp after the barrier before it) to the end of each part, the SM's cycles scaled by the global timer, and
     // the SM's clock that scale implies.
+    // Likewise the parts of a forward tile where the kernel stamps them (BRAIN_FUSED_TILE_STAMPS, whose last slot
+    // holds 1000 + the stamped layer): µs from the start of that layer's forward phase.
     const std::uint64_t* timer = stamps + BRAIN_FUSED_LOSS_STAMP_SLOT; // at the phase's entry and exit (ns)
     const std::uint64_t* clock = timer + 2;                            // at the end of each part (cycles)
-    constexpr std::size_t parts = BRAIN_FUSED_PROFILE_SLOTS - BRAIN_FUSED_LOSS_STAMP_SLOT - 2;
-    constexpr std::size_t exit_part = 7;
+    const std::uint64_t tile_mark = stamps[BRAIN_FUSED_PROFILE_SLOTS - 1];
+    const bool tile = tile_mark >= 1000 && tile_mark < 1000 + layers;
+    const std::size_t parts = tile ? 7 : BRAIN_FUSED_PROFILE_SLOTS - BRAIN_FUSED_LOSS_STAMP_SLOT - 2;
+    const std::size_t exit_part = tile ? 6 : 7;
+    const std::string name = tile ? ", in-tile " : ", in-loss ";
     if (timer[0] != 0 && timer[1] > timer[0] && clock[exit_part] > clock[0] && layers > 0) {
         const double ns_per_cycle = double(timer[1] - timer[0]) / double(clock[exit_part] - clock[0]);
-        const double entry = (double(timer[0]) - double(stamps[2 + layers - 1])) / 1000.0;
+        const std::uint64_t start = stamps[2 + (tile ? tile_mark - 1000 : layers - 1)];
+        const double entry = (double(timer[0]) - double(start)) / 1000.0;
         for (std::size_t part = 0; part < parts; ++part)
             if (clock[part] != 0)
-                text += ", in-loss " + std::to_string(part) + " " +
+                text += name + std::to_string(part) + " " +
                         std::to_string(entry + double(clock[part] - clock[0]) * ns_per_cycle / 1000.0);
-        text += ", in-loss MHz " + std::to_string(1000.0 / ns_per_cycle);
+        text += name + "MHz " + std::to_string(1000.0 / ns_per_cycle);
     }
     return text;
 }

@@ -51,6 +51,10 @@ unsigned test_max_clusters() noexcept;
 // BRAIN_CUDA_TEST_CLUSTER_GRADS=global: the cluster epoch kernel keeps its gradient shares in global memory also
 // where they fit in shared memory, so that the tests run that layout on small networks.
 bool test_cluster_global_grads() noexcept;
+// BRAIN_CUDA_TEST_FUSED_GRID=N (1 to 1024): the fused epoch kernel runs on N blocks, or one per SM where the device
+// has fewer, instead of one per SM, so that measurements can see what a smaller grid costs; 0 when unset or out of
+// range.
+unsigned test_fused_grid() noexcept;
 
 // BRAIN_CUDA_TEST_PREDICT_PARTS=N (1 to 8): a predictor takes its calls in N parts instead of its rule's, so that
 // measurements can compare part sizes; 0 when unset or out of range.
@@ -105,6 +109,9 @@ constexpr unsigned test_max_clusters() noexcept {
 }
 constexpr bool test_cluster_global_grads() noexcept {
     return false;
+}
+constexpr unsigned test_fused_grid() noexcept {
+    return 0;
 }
 constexpr unsigned test_predict_parts() noexcept {
     return 0;

@@ -119,6 +119,16 @@ TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "
     parts[9] = 14000;
     CHECK(brain::cuda::fused_profile_text(stamps, 2) ==
           text + ", in-loss 0 0.100000, in-loss 1 0.300000, in-loss 7 2.100000, in-loss MHz 2000.000000");
+    // A forward tile's stamps (BRAIN_FUSED_TILE_STAMPS) in the same slots, the last naming layer 1 (1000 + 1),
+    // whose phase starts at 3000 ns: the exit is part 6 (here 4,000 cycles after part 0).
+    parts[9] = 0;
+    parts[8] = 14000;
+    stamps[BRAIN_FUSED_PROFILE_SLOTS - 1] = 1001;
+    CHECK(brain::cuda::fused_profile_text(stamps, 2) ==
+          text + ", in-tile 0 0.100000, in-tile 1 0.300000, in-tile 6 2.100000, in-tile MHz 2000.000000");
+    // A mark past the network's layers is no tile's: the loss stamps' reading, which finds no exit part here.
+    stamps[BRAIN_FUSED_PROFILE_SLOTS - 1] = 1002;
+    CHECK(brain::cuda::fused_profile_text(stamps, 2) == text);
 }
 
 TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names every part of a step",
@@ -146,6 +156,15 @@ TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names e
     {
         ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::nullopt);
         CHECK(brain::cuda::test_max_clusters() == 0);
+    }
+    // The fused epoch kernel's blocks: 1 to 1024; anything else (and unset) leaves one per SM.
+    for (const char* value : {"1", "33", "1024"}) {
+        ScopedEnv grid("BRAIN_CUDA_TEST_FUSED_GRID", std::string(value));
+        CHECK(brain::cuda::test_fused_grid() == static_cast<unsigned>(std::stoul(value)));
+    }
+    for (const char* value : {"0", "1025", "48b", ""}) {
+        ScopedEnv grid("BRAIN_CUDA_TEST_FUSED_GRID", std::string(value));
+        CHECK(brain::cuda::test_fused_grid() == 0);
     }
     // The gradient shares in global memory: "global" only.
     for (const auto& [value, global] : {std::pair{"global", true}, {"shared", false}, {"", false}}) {

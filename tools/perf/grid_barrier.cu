@@ -7,8 +7,9 @@
 //   nvcc -O3 -std=c++17 -arch=native tools/perf/grid_barrier.cu -o grid_barrier && ./grid_barrier [iterations]
 //   (tools/perf/gpu-floors builds and runs it)
 //
-// Prints one line per form and round: ns per barrier and the check's error count (0 but for the form marked (!),
-// which has no acquire and shows that the check catches a missing one).
+// Prints one line per form and round, then the kernel's form on 8 to all SMs' blocks: ns per barrier and the
+// check's error count (0 but for the form marked (!), which has no acquire and shows that the check catches a
+// missing one).
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstdlib>
@@ -133,11 +134,12 @@ struct Buffers {
 };
 
 template <int FORM>
-static void time_form(const char* name, int sms, const Buffers& buf, int iters, unsigned cluster, size_t smem) {
+static void time_form(const char* name, int sms, const Buffers& buf, int iters, unsigned cluster, size_t smem,
+                      unsigned blocks = 0) {
     void* fn = (void*)run<FORM>;
     CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (cluster > 1) CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    const unsigned grid = cluster > 1 ? (sms / cluster) * cluster : sms;
+    const unsigned grid = blocks ? blocks : cluster > 1 ? (sms / cluster) * cluster : sms;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(256);
@@ -207,5 +209,9 @@ int main(int argc, char** argv) {
         time_form<0>("clusters of 2", sms, buf, iters, 2, smem);
         time_form<0>("clusters of 4", sms, buf, iters, 4, smem);
     }
+    // The kernel's form on fewer blocks than SMs (BRAIN_CUDA_TEST_FUSED_GRID): what the arrivals' count costs.
+    for (int round = 0; round < 3; ++round)
+        for (const unsigned blocks : {8u, 16u, 24u, 32u, 48u, 64u, 96u, (unsigned)sms})
+            if (blocks <= (unsigned)sms) time_form<2>("one word, fewer blocks", sms, buf, iters, 1, smem, blocks);
     return 0;
 }

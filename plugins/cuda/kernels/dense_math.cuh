@@ -36,8 +36,9 @@ static __device__ __forceinline__ float brain_from_bf16(brain_bf16 value) {
 
 // Every activation, called out of line for the ones that cost a transcendental function (sigmoid, tanh, GELU): an
 // epilogue inlined at every use would hold all of them, though a network runs one or two, and the fused kernel's
-// code would outgrow the instruction cache. The callers below take the cheap cases inline first.
-static __device__ __noinline__ float brain_activate_any(int act, float z, float param) {
+// code would outgrow the instruction cache. The callers below take the cheap cases inline first; with INLINE the
+// costly ones too (the fused kernel's BRAIN_FUSED_EPILOGUE_INLINE), from the same body.
+static __device__ __forceinline__ float brain_activate_body(int act, float z, float param) {
     switch (act) {
     case BRAIN_ACT_RELU:
         return z > 0.0f ? z : 0.0f;
@@ -53,14 +54,18 @@ static __device__ __noinline__ float brain_activate_any(int act, float z, float 
         return z;
     }
 }
+static __device__ __noinline__ float brain_activate_any(int act, float z, float param) {
+    return brain_activate_body(act, z, param);
+}
+template <bool INLINE = false>
 static __device__ __forceinline__ float brain_activate(int act, float z, float param) {
     if (act == BRAIN_ACT_RELU) return z > 0.0f ? z : 0.0f;
     if (act == BRAIN_ACT_LEAKY_RELU) return z > 0.0f ? z : param * z;
     if (act == BRAIN_ACT_LINEAR || act == BRAIN_ACT_SOFTMAX) return z;
-    return brain_activate_any(act, z, param);
+    return INLINE ? brain_activate_body(act, z, param) : brain_activate_any(act, z, param);
 }
 
-static __device__ __noinline__ float brain_derivative_any(int act, float z, float a, float param) {
+static __device__ __forceinline__ float brain_derivative_body(int act, float z, float a, float param) {
     switch (act) {
     case BRAIN_ACT_RELU:
         return z > 0.0f ? 1.0f : 0.0f;
@@ -79,13 +84,17 @@ static __device__ __noinline__ float brain_derivative_any(int act, float z, floa
         return 1.0f;
     }
 }
+static __device__ __noinline__ float brain_derivative_any(int act, float z, float a, float param) {
+    return brain_derivative_body(act, z, a, param);
+}
+template <bool INLINE = false>
 static __device__ __forceinline__ float brain_derivative(int act, float z, float a, float param) {
     if (act == BRAIN_ACT_RELU) return z > 0.0f ? 1.0f : 0.0f;
     if (act == BRAIN_ACT_LEAKY_RELU) return z > 0.0f ? 1.0f : param;
     if (act == BRAIN_ACT_SIGMOID) return a * (1.0f - a);
     if (act == BRAIN_ACT_TANH) return 1.0f - a * a;
     if (act == BRAIN_ACT_LINEAR || act == BRAIN_ACT_SOFTMAX) return 1.0f;
-    return brain_derivative_any(act, z, a, param);
+    return INLINE ? brain_derivative_body(act, z, a, param) : brain_derivative_any(act, z, a, param);
 }
 
 static __device__ __forceinline__ float warp_sum(float v) {

@@ -25,6 +25,12 @@ static __device__ __forceinline__ brain_u64 global_timer() {
 #ifndef BRAIN_FUSED_FOLDED_HEAD
 #define BRAIN_FUSED_FOLDED_HEAD 1
 #endif
+// 0 (the default): sigmoid, tanh and GELU out of line everywhere (dense_math.cuh); 1: inline in the tiles' forward
+// and delta epilogues; 2: there and in the loss phase's backward pass where blocks take the rows
+// (docs/cuda-plugin.md).
+#ifndef BRAIN_FUSED_EPILOGUE_INLINE
+#define BRAIN_FUSED_EPILOGUE_INLINE 0
+#endif
 
 // One matrix operand: element (i, j) is p[row(i) * rs + j * cs], with row(i) = index ? index[i] : i (the index
 // maps batch positions to data-set rows through the epoch's permutation).
@@ -157,7 +163,7 @@ static __device__ __forceinline__ float fused_epilogue(const FusedContext& c, co
         l.z[at] = v;
         float activated = v;
         if (!g.last && l.a != l.z) {
-            activated = brain_activate(l.activation, v, l.param);
+            activated = brain_activate<BRAIN_FUSED_EPILOGUE_INLINE != 0>(l.activation, v, l.param);
             l.a[at] = activated;
         }
         if (g.head_w) {
@@ -173,7 +179,7 @@ static __device__ __forceinline__ float fused_epilogue(const FusedContext& c, co
     } else {
         const brain_fused_layer& l = *g.below;
         if (g.scale) acc *= g.scale[m];
-        l.delta[at] = acc * brain_derivative(l.activation, in.x, in.y, l.param);
+        l.delta[at] = acc * brain_derivative<BRAIN_FUSED_EPILOGUE_INLINE != 0>(l.activation, in.x, in.y, l.param);
     }
     return 0.0f;
 }

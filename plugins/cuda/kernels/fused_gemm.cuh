@@ -33,6 +33,28 @@
 #ifndef BRAIN_FUSED_TILE_FLOOR
 #define BRAIN_FUSED_TILE_FLOOR 0
 #endif
+// N > 0 stamps the SM's clock at the parts of tile 0 of layer N - 1's forward product (block 0's first thread, the
+// profiled step) into the phase profile, which prints them (test builds only, through BRAIN_CUDA_KERNEL_DEFINES;
+// docs/cuda-plugin.md); 0 (the default): no stamps.
+#ifndef BRAIN_FUSED_TILE_STAMPS
+#define BRAIN_FUSED_TILE_STAMPS 0
+#endif
+
+// Stamps `part` of the stamped tile (BRAIN_FUSED_TILE_STAMPS) in the loss stamps' slots, and the global timer at
+// its first and last parts, so that the profile can scale the SM's cycles; the last slot names the stamped layer.
+template <int KIND>
+static __device__ __forceinline__ void tile_stamp(const FusedContext& c, const FusedGemm& g, unsigned t,
+                                                  unsigned part, bool timer) {
+#if BRAIN_FUSED_TILE_STAMPS
+    const brain_fused_epoch_args& a = *c.args;
+    if (KIND != FUSED_FORWARD || t != 0 || blockIdx.x != 0 || threadIdx.x != 0 || !a.profile || c.batch != 1 ||
+        g.layer != &a.layers[BRAIN_FUSED_TILE_STAMPS - 1])
+        return;
+    a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + 2 + part] = clock64();
+    if (timer) a.profile[BRAIN_FUSED_LOSS_STAMP_SLOT + (part ? 1 : 0)] = global_timer();
+    a.profile[BRAIN_FUSED_PROFILE_SLOTS - 1] = 1000 + BRAIN_FUSED_TILE_STAMPS - 1;
+#endif
+}
 
 // Small outputs (a GEMV, a narrow weight gradient): one warp per output element, lanes striding over K.
 template <int KIND>
@@ -250,10 +272,12 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             }
             tile_commit();
         };
+        tile_stamp<KIND>(c, g, t, 0, true);
         __syncthreads(); // the previous tile's partial sums (which share the stages) have been read
         // A loop, not unrolled: each copy of the tile code would otherwise hold three copies of the queueing code.
 #pragma unroll 1
         for (unsigned p = 0; p + 1 < BRAIN_TILE_STAGES; ++p) issue(p);
+        tile_stamp<KIND>(c, g, t, 1, false);
         // This thread's outputs at the end: (tid / 32 + 8 q, tid % 32), q < outputs.
         EpilogueInputs in[outputs];
 #pragma unroll
@@ -261,6 +285,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
             const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
         }
+        tile_stamp<KIND>(c, g, t, 2, false);
         // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
         // shared memory a quarter warp then reads at 8 different banks).
         float acc[4][4] = {};
@@ -295,6 +320,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 }
             }
             __syncthreads(); // everyone's have, and the stage refilled next is no longer read
+            if (chunk == 0) tile_stamp<KIND>(c, g, t, 3, false);
             const TileStage& st = sh.stage[chunk % BRAIN_TILE_STAGES];
             // All of the group's shared loads first, then the multiply-adds: with two warps per scheduler nothing
             // else hides the loads' latency. m-major: av[kk] holds rows 4 ty + i at k0 + kk; k-major: av[i q + j]
@@ -373,6 +399,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 for (unsigned kk = 0; kk < bias_k; ++kk) bias_sum += st.a[(tid / TM) * bias_k + kk][tid % TM];
             }
         }
+        tile_stamp<KIND>(c, g, t, 4, false);
         tile_wait<0>();
         __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
         float* partial = sh.partial + group * (TM * BRAIN_TILE);
@@ -388,6 +415,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         }
         if (bias) sh.bias[tid] = bias_sum;
         __syncthreads();
+        tile_stamp<KIND>(c, g, t, 5, false);
         if (bias && tid < TM && m0 + tid < g.m) {
             float sum = sh.bias[tid];
 #pragma unroll
@@ -410,6 +438,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                     g.head_dots[(brain_u64)(m0 + m) * g.head_tiles + n0 / BRAIN_TILE] = dot;
             }
         }
+        tile_stamp<KIND>(c, g, t, 6, true);
     }
 }
 

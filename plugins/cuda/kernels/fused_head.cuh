@@ -232,7 +232,8 @@ static __device__ void fused_head_by_block(const FusedContext& c, const brain_fu
 #pragma unroll 4
                         for (unsigned n = 0; n < k; ++n) back += dl[n] * weights[(brain_u64)n * inputs + j];
                         below_delta[(brain_u64)(r0 + i) * inputs + j] =
-                            back * brain_derivative(activation, zs[i], xs[i], param);
+                            back *
+                            brain_derivative<BRAIN_FUSED_EPILOGUE_INLINE >= 2>(activation, zs[i], xs[i], param);
                     }
                 // The rows' terms of the gradient of column j, added in row order.
                 for (unsigned n = 0; n < k; ++n) {
