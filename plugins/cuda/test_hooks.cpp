@@ -19,6 +19,15 @@ bool variable_is(const char* name, const char* value) noexcept {
     return set && std::strcmp(set, value) == 0;
 }
 
+// The whole count 1 to `most` that variable `name` holds; 0 when it is unset or holds anything else.
+unsigned count_variable(const char* name, unsigned long most) noexcept {
+    const char* value = std::getenv(name);
+    if (!value) return 0;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(value, &end, 10);
+    return end != value && *end == '\0' && n >= 1 && n <= most ? static_cast<unsigned>(n) : 0u;
+}
+
 bool is_identifier(const std::string& name) {
     return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
            std::all_of(name.begin(), name.end(),
@@ -111,11 +120,7 @@ unsigned test_cluster_blocks() noexcept {
 }
 
 unsigned test_max_clusters() noexcept {
-    const char* value = std::getenv("BRAIN_CUDA_TEST_CLUSTERS");
-    if (!value) return 0;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(value, &end, 10);
-    return end != value && *end == '\0' && n >= 1 && n <= 64 ? static_cast<unsigned>(n) : 0u;
+    return count_variable("BRAIN_CUDA_TEST_CLUSTERS", 64);
 }
 
 bool test_cluster_global_grads() noexcept {
@@ -123,11 +128,7 @@ bool test_cluster_global_grads() noexcept {
 }
 
 unsigned test_fused_grid() noexcept {
-    const char* value = std::getenv("BRAIN_CUDA_TEST_FUSED_GRID");
-    if (!value) return 0;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(value, &end, 10);
-    return end != value && *end == '\0' && n >= 1 && n <= 1024 ? static_cast<unsigned>(n) : 0u;
+    return count_variable("BRAIN_CUDA_TEST_FUSED_GRID", 1024);
 }
 
 unsigned test_predict_parts() noexcept {
