@@ -129,12 +129,14 @@ CudaPredictor::CudaPredictor(const brain_predictor_desc& desc)
         }
 
     m_device = desc.device;
-    KernelPrefetch prefetch(m_device);
+    // The form a session of this network takes, so that training and predicting in one process compile once.
+    const KernelForm form = kernel_form(plan.layers);
+    KernelPrefetch prefetch(m_device, form);
     select_device(m_device);
     check_cuda(cudaFree(nullptr), "creating the CUDA context");
     check_cuda(cudaDeviceGetAttribute(&m_sm_count, cudaDevAttrMultiProcessorCount, m_device),
                "cudaDeviceGetAttribute");
-    m_kernels = &kernels_for_current_device();
+    m_kernels = &kernels_for_current_device(form);
     m_compute = create_stream();
     m_copy = create_stream();
     m_lt = create_cublas_lt();

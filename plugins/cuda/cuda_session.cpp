@@ -25,14 +25,15 @@ CudaSession::CudaSession(const brain_session_desc& desc, std::size_t replica_row
     m_device = desc.device;
     // NVRTC (or the disk cache) works while this thread creates the context: neither needs the other. (A bad
     // device index makes the prefetch a no-op; select_device reports it.)
-    KernelPrefetch prefetch(m_device);
+    const KernelForm form = kernel_form(m_plan.layers);
+    KernelPrefetch prefetch(m_device, form);
     const auto checked = Clock::now();
     select_device(m_device);
     check_cuda(cudaFree(nullptr), "creating the CUDA context");
     const auto context = Clock::now();
     check_cuda(cudaDeviceGetAttribute(&m_sm_count, cudaDevAttrMultiProcessorCount, m_device),
                "cudaDeviceGetAttribute");
-    m_kernels = &kernels_for_current_device();
+    m_kernels = &kernels_for_current_device(form);
     const auto kernels = Clock::now();
     m_stream = create_stream();
     m_fused = !replica && layout.resident && choose_fused_epoch(layout.spare);

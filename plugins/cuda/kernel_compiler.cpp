@@ -87,8 +87,17 @@ Target choose_target(int major, int minor) {
     return {"--gpu-architecture=compute_" + std::to_string(best), "compute_" + std::to_string(best), false};
 }
 
-std::string kernel_source() {
-    return test_kernel_defines() +
+KernelForm kernel_form(const std::vector<sdk::LayerPlan>& layers) noexcept {
+    for (const sdk::LayerPlan& layer : layers)
+        if (layer.activation == BRAIN_ACT_SIGMOID || layer.activation == BRAIN_ACT_TANH ||
+            layer.activation == BRAIN_ACT_GELU)
+            return KernelForm::InlineActivations;
+    return KernelForm::Calls;
+}
+
+std::string kernel_source(KernelForm form) {
+    return std::string(form == KernelForm::InlineActivations ? "#define BRAIN_KERNEL_INLINE_ACTIVATIONS 1\n" : "") +
+           test_kernel_defines() +
            "#include \"layer_kernels.cu\"\n#include \"mixed_kernels.cu\"\n#include \"fused_epoch.cu\"\n"
            "#include \"cluster_epoch.cu\"\n" +
            test_kernel_suffix();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <brain/session_plan.hpp>
 #include <cstddef>
 #include <nvrtc.h>
 #include <string>
@@ -88,10 +89,18 @@ inline const char* kernel_name(Kernel kernel) noexcept {
     return kernel_names[static_cast<std::size_t>(kernel)];
 }
 
-// The program NVRTC compiles: it includes the kernel files by name (compile() gives them to NVRTC as headers). Test
-// builds put BRAIN_CUDA_KERNEL_DEFINES's #define lines ahead and BRAIN_CUDA_TEST_KERNEL_SUFFIX after
+// The program's two forms. The fused epoch kernel's epilogues call sigmoid, tanh and GELU out of line (Calls), or
+// compute them inline (InlineActivations: BRAIN_FUSED_EPILOGUE_INLINE's default becomes 2), which shortens the
+// steps of networks that have one of them and lengthens those of networks that have none (docs/cuda-plugin.md).
+enum class KernelForm { Calls, InlineActivations };
+
+// The form for a network of `layers`: InlineActivations when any layer is sigmoid, tanh or GELU.
+KernelForm kernel_form(const std::vector<sdk::LayerPlan>& layers) noexcept;
+
+// The program NVRTC compiles in `form`: it includes the kernel files by name (compile() gives them to NVRTC as
+// headers). Test builds put BRAIN_CUDA_KERNEL_DEFINES's #define lines ahead and BRAIN_CUDA_TEST_KERNEL_SUFFIX after
 // (test_hooks.hpp).
-std::string kernel_source();
+std::string kernel_source(KernelForm form = KernelForm::Calls);
 
 // `source` followed by every file it may include, name and text: what decides the compiled image (with the options
 // and target), so a disk-cache entry keyed by it is never stale.

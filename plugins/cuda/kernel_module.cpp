@@ -179,12 +179,12 @@ std::unique_ptr<KernelModule> build_module(Registry& reg, int major, int minor, 
 
 } // namespace
 
-const KernelModule& kernels_for_current_device() {
+const KernelModule& kernels_for_current_device(KernelForm form) {
     int device = 0, major = 0, minor = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     compute_capability(device, major, minor);
-    // Keyed by architecture and source (test builds' kernel text hooks change the source).
-    const std::string source = kernel_source();
+    // Keyed by architecture and source (the form and test builds' kernel text hooks change the source).
+    const std::string source = kernel_source(form);
     Registry& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mutex);
     auto& slot = reg.modules[{major * 10 + minor, source}];
@@ -192,7 +192,7 @@ const KernelModule& kernels_for_current_device() {
     return *slot;
 }
 
-KernelPrefetch::KernelPrefetch(int device) noexcept {
+KernelPrefetch::KernelPrefetch(int device, KernelForm form) noexcept {
     try {
         // Unchecked calls: the test builds' fault injection counts checked ones, and a prefetch must not consume
         // them.
@@ -203,7 +203,7 @@ KernelPrefetch::KernelPrefetch(int device) noexcept {
             return;
         }
         const Target target = choose_target(major, minor);
-        const std::string source = kernel_source();
+        const std::string source = kernel_source(form);
         Registry& reg = registry();
         std::lock_guard<std::mutex> lock(reg.mutex);
         if (reg.modules.count({major * 10 + minor, source}) || reg.pending.count({target.option, source})) return;

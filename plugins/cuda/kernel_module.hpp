@@ -25,10 +25,10 @@ struct KernelModule {
     cudaKernel_t operator[](Kernel kernel) const noexcept { return kernels[static_cast<std::size_t>(kernel)]; }
 };
 
-// The kernels for the current device (cudaSetDevice already called), compiling them on first use for its
+// The kernels in `form` for the current device (cudaSetDevice already called), compiling them on first use for its
 // architecture. KERNEL_COMPILE_FAILED carries the NVRTC log; DEVICE_FAILURE if the cubin does not load.
 // Thread-safe.
-const KernelModule& kernels_for_current_device();
+const KernelModule& kernels_for_current_device(KernelForm form = KernelForm::Calls);
 
 // What NVRTC (or the disk cache) produced for one architecture; a cached image that does not load is compiled
 // again.
@@ -43,7 +43,7 @@ struct KernelImage {
 // failure surfaces from kernels_for_current_device().
 class KernelPrefetch {
 public:
-    explicit KernelPrefetch(int device) noexcept;
+    KernelPrefetch(int device, KernelForm form) noexcept;
     ~KernelPrefetch();
     KernelPrefetch(const KernelPrefetch&) = delete;
     KernelPrefetch& operator=(const KernelPrefetch&) = delete;

@@ -53,19 +53,19 @@ struct Compile {
     std::vector<char> image;
     std::string log;
     std::string error; // empty when the compile succeeded
+    brain::cuda::KernelForm form = brain::cuda::KernelForm::Calls;
 };
 
 // Runs every compile, on as many threads as the machine has (each is a whole program's compile, tens of seconds;
 // NVRTC compiles separate programs concurrently). The results are checked afterwards on the test's own thread,
 // since Catch2's assertions are not thread-safe.
 void compile_all(std::vector<Compile>& compiles) {
-    const std::string source = brain::cuda::kernel_source();
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i = next++; i < compiles.size(); i = next++) {
             Compile& c = compiles[i];
             try {
-                c.image = brain::cuda::compile(source, c.target, c.options, &c.log);
+                c.image = brain::cuda::compile(brain::cuda::kernel_source(c.form), c.target, c.options, &c.log);
             } catch (const std::exception& e) {
                 c.error = e.what();
             } catch (...) {
@@ -116,7 +116,8 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // or per step, which the GPU tests run on every network, compile to a cubin whose epoch kernels must not spill:
     // the bias gradient's place (0, 1; 2 is the default above), the folded head (0; 1 is the default), the head's
     // weights from global memory (0; 1 is the default), the row-share kernel without its row shares (0; 1 is the
-    // default) and the register cap left to ptxas (0), as toolkits before CUDA 12.4 build the kernel. The
+    // default) and the register cap left to ptxas (0), as toolkits before CUDA 12.4 build the kernel; the program's
+    // inline-activations form (the epilogue switch at 2, its default there) and that switch at 1 likewise. The
     // measurement switches, reached only through a test build's BRAIN_CUDA_KERNEL_DEFINES, compile to PTX, which
     // checks their code without ptxas's half of the time: the tiles' floor measurements (1, 2 with the
     // multiply-adds, 3 to 5 without one part each; 0 is the default), the loss phase's stamps (1), also with the
@@ -124,11 +125,17 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     const brain::cuda::Target cubin = brain::cuda::choose_target(9, 0);
     const brain::cuda::Target ptx{"--gpu-architecture=compute_90", "compute_90", false};
     std::vector<Compile> compiles;
-    for (const char* define :
-         {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
-          "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
-          "BRAIN_FUSED_EPILOGUE_INLINE=1", "BRAIN_FUSED_EPILOGUE_INLINE=2"})
+    for (const char* define : {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1",
+                               "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0",
+                               "BRAIN_FUSED_MAX_REGISTERS=0", "BRAIN_FUSED_EPILOGUE_INLINE=1"})
         compiles.push_back({define, cubin, {std::string("--define-macro=") + define, "-Xptxas=-v"}, {}, {}, {}});
+    compiles.push_back({"the inline-activations form",
+                        cubin,
+                        {"-Xptxas=-v"},
+                        {},
+                        {},
+                        {},
+                        brain::cuda::KernelForm::InlineActivations});
     for (const char* define : {"BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_TILE_FLOOR=3",
                                "BRAIN_FUSED_TILE_FLOOR=4", "BRAIN_FUSED_TILE_FLOOR=5", "BRAIN_FUSED_LOSS_STAMPS=1",
                                "BRAIN_FUSED_LOSS_STAMPS=2", "BRAIN_FUSED_TILE_STAMPS=2"})
@@ -194,4 +201,24 @@ TEST_CASE("CUDA kernels target the newest architecture NVRTC knows below an unkn
         CHECK(failure.code() == BRAIN_ERR_KERNEL_COMPILE_FAILED);
         CHECK(std::string(failure.what()).find("install a CUDA toolkit") != std::string::npos);
     }
+}
+
+TEST_CASE("The kernel program's form follows the network's activations", "[plugin][nvrtc]") {
+    using brain::cuda::KernelForm;
+    auto network = [](std::initializer_list<int32_t> activations) {
+        std::vector<brain::sdk::LayerPlan> layers;
+        for (int32_t activation : activations) layers.push_back({8, 8, activation, 0.0f, 0, 0});
+        return brain::cuda::kernel_form(layers);
+    };
+    CHECK(network({BRAIN_ACT_RELU, BRAIN_ACT_LEAKY_RELU, BRAIN_ACT_LINEAR}) == KernelForm::Calls);
+    CHECK(network({BRAIN_ACT_RELU, BRAIN_ACT_SOFTMAX}) == KernelForm::Calls);
+    CHECK(network({BRAIN_ACT_GELU, BRAIN_ACT_LINEAR}) == KernelForm::InlineActivations);
+    CHECK(network({BRAIN_ACT_RELU, BRAIN_ACT_TANH, BRAIN_ACT_SOFTMAX}) == KernelForm::InlineActivations);
+    CHECK(network({BRAIN_ACT_RELU, BRAIN_ACT_SIGMOID}) == KernelForm::InlineActivations);
+    // The forms are two programs (two modules, two cache entries); only the inline one defines the form's macro.
+    const std::string calls = brain::cuda::kernel_source(KernelForm::Calls);
+    const std::string inlined = brain::cuda::kernel_source(KernelForm::InlineActivations);
+    CHECK(calls != inlined);
+    CHECK(calls.find("BRAIN_KERNEL_INLINE_ACTIVATIONS") == std::string::npos);
+    CHECK(inlined.find("#define BRAIN_KERNEL_INLINE_ACTIVATIONS 1") != std::string::npos);
 }

@@ -25,11 +25,16 @@ static __device__ __forceinline__ brain_u64 global_timer() {
 #ifndef BRAIN_FUSED_FOLDED_HEAD
 #define BRAIN_FUSED_FOLDED_HEAD 1
 #endif
-// 0 (the default): sigmoid, tanh and GELU out of line everywhere (dense_math.cuh); 1: inline in the tiles' forward
-// and delta epilogues; 2: there and in the loss phase's backward pass where blocks take the rows
-// (docs/cuda-plugin.md).
+// 0: sigmoid, tanh and GELU out of line everywhere (dense_math.cuh); 1: inline in the tiles' forward and delta
+// epilogues; 2: there and in the loss phase's backward pass where blocks take the rows. The plugin compiles the
+// program in two forms (kernel_compiler.hpp's KernelForm): 2 for networks with one of those activations, 0 for the
+// rest, whose epilogues never call them and whose kernels the inline code only makes longer (docs/cuda-plugin.md).
 #ifndef BRAIN_FUSED_EPILOGUE_INLINE
+#ifdef BRAIN_KERNEL_INLINE_ACTIVATIONS
+#define BRAIN_FUSED_EPILOGUE_INLINE 2
+#else
 #define BRAIN_FUSED_EPILOGUE_INLINE 0
+#endif
 #endif
 
 // One matrix operand: element (i, j) is p[row(i) * rs + j * cs], with row(i) = index ? index[i] : i (the index
