@@ -8,6 +8,7 @@
 #include <brain/plugin_sdk.hpp>
 #include <cstdint>
 #include <device_scalars.h>
+#include <initializer_list>
 #include <kernel_compiler.hpp>
 #include <string>
 #include <test_hooks.hpp>
@@ -131,6 +132,23 @@ TEST_CASE("CUDA fused profile hook reads its variables and names every phase", "
     CHECK(brain::cuda::fused_profile_text(stamps, 2) == text);
 }
 
+namespace {
+
+// A whole-count hook: `variable` set to each of `taken` reads back as that number, to each of `refused` as 0.
+void check_count_hook(const char* variable, unsigned (*read)() noexcept, std::initializer_list<const char*> taken,
+                      std::initializer_list<const char*> refused) {
+    for (const char* value : taken) {
+        ScopedEnv set(variable, std::string(value));
+        CHECK(read() == static_cast<unsigned>(std::stoul(value)));
+    }
+    for (const char* value : refused) {
+        ScopedEnv set(variable, std::string(value));
+        CHECK(read() == 0);
+    }
+}
+
+} // namespace
+
 TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names every part of a step",
           "[plugin][hooks]") {
     REQUIRE_TEST_HOOKS();
@@ -145,27 +163,15 @@ TEST_CASE("CUDA cluster epoch hooks read their variables and the profile names e
         CHECK(brain::cuda::test_cluster_blocks() == static_cast<unsigned>(std::stoul(value)));
     }
     // The most clusters: 1 to 64; anything else (and unset) leaves the count to the batch.
-    for (const char* value : {"1", "7", "64"}) {
-        ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::string(value));
-        CHECK(brain::cuda::test_max_clusters() == static_cast<unsigned>(std::stoul(value)));
-    }
-    for (const char* value : {"0", "65", "2x", ""}) {
-        ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::string(value));
-        CHECK(brain::cuda::test_max_clusters() == 0);
-    }
+    check_count_hook("BRAIN_CUDA_TEST_CLUSTERS", brain::cuda::test_max_clusters, {"1", "7", "64"},
+                     {"0", "65", "2x", ""});
     {
         ScopedEnv most("BRAIN_CUDA_TEST_CLUSTERS", std::nullopt);
         CHECK(brain::cuda::test_max_clusters() == 0);
     }
     // The fused epoch kernel's blocks: 1 to 1024; anything else (and unset) leaves one per SM.
-    for (const char* value : {"1", "33", "1024"}) {
-        ScopedEnv grid("BRAIN_CUDA_TEST_FUSED_GRID", std::string(value));
-        CHECK(brain::cuda::test_fused_grid() == static_cast<unsigned>(std::stoul(value)));
-    }
-    for (const char* value : {"0", "1025", "48b", ""}) {
-        ScopedEnv grid("BRAIN_CUDA_TEST_FUSED_GRID", std::string(value));
-        CHECK(brain::cuda::test_fused_grid() == 0);
-    }
+    check_count_hook("BRAIN_CUDA_TEST_FUSED_GRID", brain::cuda::test_fused_grid, {"1", "33", "1024"},
+                     {"0", "1025", "48b", ""});
     // The gradient shares in global memory: "global" only.
     for (const auto& [value, global] : {std::pair{"global", true}, {"shared", false}, {"", false}}) {
         ScopedEnv grads("BRAIN_CUDA_TEST_CLUSTER_GRADS", std::string(value));
