@@ -258,8 +258,10 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
     // gradients by a warp per output or tiles over the whole batch (as it is, in row shares where the batch has 256
     // rows or more and the shares are small enough); the register count left to ptxas, as toolkits before CUDA 12.4
     // build it; one tile height for both products of a backward phase (as it is, each its own where that shortens
-    // the phase); and a warp per batch row in the loss phase (as it is, a row per block where the grid has a block
-    // for every row of a batch: every network here but those on batches of 256 and more).
+    // the phase); a warp per batch row in the loss phase (as it is, a row per block where the grid has a block
+    // for every row of a batch: every network here but those on batches of 256 and more); and forward and delta
+    // products in tiles 32 wide only (as it is, 16 x 16 tiles where a product's all fit in the blocks its phase
+    // leaves it).
     const std::vector<KernelVariant> variants = {
         {"bias gradients in the tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_BIAS_IN_TILES=1"},
         {"no folded head", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_FOLDED_HEAD=0"},
@@ -268,7 +270,8 @@ TEST_CASE("CUDA fused epoch kernel variants give the same weights as the cuBLAS 
         {"no row shares", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_ROW_SHARES=0"},
         {"registers left to ptxas", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_MAX_REGISTERS=0"},
         {"one tile height per backward phase", "BRAIN_CUDA_TEST_TILE_HEIGHTS", "0"},
-        {"a warp per row in the loss phase", "BRAIN_CUDA_TEST_HEAD_ROWS", "0"}};
+        {"a warp per row in the loss phase", "BRAIN_CUDA_TEST_HEAD_ROWS", "0"},
+        {"no narrow tiles", "BRAIN_CUDA_KERNEL_DEFINES", "BRAIN_FUSED_NARROW_TILES=0"}};
     for (const FusedCase& c : fused_cases()) DYNAMIC_SECTION(c.name) check_fused_case(c, variants);
 }
 

@@ -116,18 +116,20 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // or per step, which the GPU tests run on every network, compile to a cubin whose epoch kernels must not spill:
     // the bias gradient's place (0, 1; 2 is the default above), the folded head (0; 1 is the default), the head's
     // weights from global memory (0; 1 is the default), the row-share kernel without its row shares (0; 1 is the
-    // default) and the register cap left to ptxas (0), as toolkits before CUDA 12.4 build the kernel; the program's
-    // inline-activations form (the epilogue switch at 2, its default there) and that switch at 1 likewise. The
-    // measurement switches, reached only through a test build's BRAIN_CUDA_KERNEL_DEFINES, compile to PTX, which
-    // checks their code without ptxas's half of the time: the tiles' floor measurements (1, 2 with the
-    // multiply-adds, 3 to 5 without one part each; 0 is the default), the loss phase's stamps (1), also with the
-    // timed loads (2; 0 is the default), and a forward tile's stamps (here of layer 1; 0 is the default).
+    // default), the register cap left to ptxas (0), as toolkits before CUDA 12.4 build the kernel, and tiles 32
+    // wide only (0; 1, 16 x 16 tiles where they fit, is the default); the program's inline-activations form (the
+    // epilogue switch at 2, its default there) and that switch at 1 likewise. The measurement switches, reached
+    // only through a test build's BRAIN_CUDA_KERNEL_DEFINES, compile to PTX, which checks their code without
+    // ptxas's half of the time: the tiles' floor measurements (1, 2 with the multiply-adds, 3 to 5 without one part
+    // each; 0 is the default), the loss phase's stamps (1), also with the timed loads (2; 0 is the default), and a
+    // forward tile's stamps (here of layer 1; 0 is the default).
     const brain::cuda::Target cubin = brain::cuda::choose_target(9, 0);
     const brain::cuda::Target ptx{"--gpu-architecture=compute_90", "compute_90", false};
     std::vector<Compile> compiles;
-    for (const char* define : {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1",
-                               "BRAIN_FUSED_FOLDED_HEAD=0", "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0",
-                               "BRAIN_FUSED_MAX_REGISTERS=0", "BRAIN_FUSED_EPILOGUE_INLINE=1"})
+    for (const char* define :
+         {"BRAIN_FUSED_BIAS_IN_TILES=0", "BRAIN_FUSED_BIAS_IN_TILES=1", "BRAIN_FUSED_FOLDED_HEAD=0",
+          "BRAIN_FUSED_HEAD_STAGED=0", "BRAIN_FUSED_ROW_SHARES=0", "BRAIN_FUSED_MAX_REGISTERS=0",
+          "BRAIN_FUSED_EPILOGUE_INLINE=1", "BRAIN_FUSED_NARROW_TILES=0"})
         compiles.push_back({define, cubin, {std::string("--define-macro=") + define, "-Xptxas=-v"}, {}, {}, {}});
     compiles.push_back({"the inline-activations form",
                         cubin,

@@ -23,6 +23,13 @@
 #ifndef BRAIN_FUSED_HEAD_STAGED
 #define BRAIN_FUSED_HEAD_STAGED 1
 #endif
+// 1 (the default): a forward or delta product in tiles 16 high takes narrow tiles of 16 x 16 where they all run at
+// once on the blocks its phase leaves it (a thread's 4 x 4 outputs over 2 k of each chunk instead of 4): twice the
+// blocks walk its K, each with half the shared loads and multiply-adds per chunk (docs/performance-grid.md); 0: 16
+// x 32 and 32 x 32 tiles only (test builds compare the two).
+#ifndef BRAIN_FUSED_NARROW_TILES
+#define BRAIN_FUSED_NARROW_TILES 1
+#endif
 // 1 measures a floor (test builds only, through BRAIN_CUDA_KERNEL_DEFINES; the results are wrong): the tiles'
 // shared loads, multiply-adds and copies after their first BRAIN_TILE_STAGES - 1 chunks compiled out, so that a
 // step keeps only its barriers, the tiles' first copies, waits, partial sums and epilogues, and the other work of
@@ -146,37 +153,58 @@ static __device__ __forceinline__ void tile_element(unsigned e, bool k_major, un
     }
 }
 
+// V consecutive floats of shared memory (4, 16-byte aligned, or 2, 8-byte aligned) in the first V of a float4.
+template <unsigned V>
+static __device__ __forceinline__ float4 shared_load(const float* p) {
+    if constexpr (V == 4) {
+        return *reinterpret_cast<const float4*>(p);
+    } else {
+        const float2 v = *reinterpret_cast<const float2*>(p);
+        return make_float4(v.x, v.y, 0.0f, 0.0f);
+    }
+}
+
 // Component i of v (i known at compile time after unrolling).
 static __device__ __forceinline__ float component(const float4& v, unsigned i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-// The number of tiles of TM x 32 outputs of an M x N product.
-static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, unsigned n) {
-    return ((m + tm - 1) / tm) * ((n + BRAIN_TILE - 1) / BRAIN_TILE);
+// The number of tiles of TM x TN outputs of an M x N product.
+static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, unsigned n,
+                                                      unsigned tn = BRAIN_TILE) {
+    return ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
 }
 
+// TN: the tile's columns, 32, or 16 for the narrow tiles of a forward product (BRAIN_FUSED_NARROW_TILES).
 // KIND: the product's FusedEpilogue, which fixes the layouts too. AK / BK: whether A / B is held k-major in shared
 // memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m], b[k][n]), the way the operand runs in global memory
 // (forward: both k-major; weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads
 // consecutive addresses.
-template <unsigned TM, int KIND>
+template <unsigned TM, int KIND, unsigned TN = BRAIN_TILE>
 static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& g, unsigned rank, TileShared& sh) {
     constexpr bool AK = KIND != FUSED_WEIGHT_GRADIENT, BK = KIND == FUSED_FORWARD;
-    constexpr unsigned group_threads = TM * BRAIN_TILE / 16; // 4 x 4 outputs each
+    constexpr unsigned group_threads = TM * TN / 16; // 4 x 4 outputs each
     constexpr unsigned groups = BRAIN_FUSED_THREADS / group_threads;
     constexpr unsigned group_k = BRAIN_TILE_K / groups;
+    // A k-major operand's shared loads: `vk` k of one row at a time (float4s, or float2s where a group's K is 2),
+    // 4 rows of `kq` loads each.
+    constexpr unsigned vk = group_k < 4 ? group_k : 4, kq = group_k / vk;
+    constexpr unsigned a_loads = AK ? 4 * kq : group_k, b_loads = BK ? 4 * kq : group_k;
     constexpr unsigned a_per_thread = BRAIN_TILE_K * TM / BRAIN_FUSED_THREADS;
-    constexpr unsigned b_per_thread = BRAIN_TILE_K * BRAIN_TILE / BRAIN_FUSED_THREADS;
-    constexpr unsigned outputs = TM * BRAIN_TILE / BRAIN_FUSED_THREADS; // finished by each thread at the end
-    static_assert(groups * group_threads == BRAIN_FUSED_THREADS && groups * TM <= BRAIN_TILE * BRAIN_TILE_GROUPS,
+    constexpr unsigned b_per_thread = BRAIN_TILE_K * TN / BRAIN_FUSED_THREADS;
+    constexpr unsigned outputs = TM * TN / BRAIN_FUSED_THREADS; // finished by each thread at the end
+    constexpr unsigned tx_count = TN / 4;                       // a group's threads along a row of the tile
+    static_assert(groups * group_threads == BRAIN_FUSED_THREADS &&
+                      groups * TM * TN <= BRAIN_TILE * BRAIN_TILE * BRAIN_TILE_GROUPS,
                   "tile shape");
-    static_assert((!AK && !BK) || group_k % 4 == 0, "k-major operands are read 4 k at a time");
-    static_assert(group_k > 1, "a chunk's later copies are queued after its first shared loads");
+    static_assert(TN == BRAIN_TILE || (KIND != FUSED_WEIGHT_GRADIENT && TM == BRAIN_TILE / 2),
+                  "narrow tiles are 16 x 16 tiles of a forward or delta product");
+    static_assert((!AK && !BK) || group_k % vk == 0, "k-major operands are read vk k at a time");
+    static_assert(a_loads > 1, "a chunk's later copies are queued after its first shared loads");
     const unsigned tid = threadIdx.x;
-    const unsigned group = tid / group_threads, ty = (tid % group_threads) / 8, tx = tid % 8;
-    const unsigned tiles_n = (g.n + BRAIN_TILE - 1) / BRAIN_TILE;
-    const unsigned tiles = tile_count(TM, g.m, g.n);
+    const unsigned group = tid / group_threads, ty = (tid % group_threads) / tx_count, tx = tid % tx_count;
+    const unsigned tiles_n = (g.n + TN - 1) / TN;
+    const unsigned tiles = tile_count(TM, g.m, g.n, TN);
     const unsigned chunks = (g.k + BRAIN_TILE_K - 1) / BRAIN_TILE_K;
     // 16-byte copies of an m-major A or an n-major B (a weight gradient's delta^T and input, the delta product's
     // weights): 4 consecutive m (n) of one k, whose rows must start 16-byte aligned in global memory; constant
@@ -185,10 +213,10 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
     const bool a_aligned = reinterpret_cast<unsigned long long>(g.a.p) % 16 == 0;
     const bool b_aligned = reinterpret_cast<unsigned long long>(g.b.p) % 16 == 0;
     const bool a_vec = !AK && a_aligned && g.a.rs == 1 && g.a.index == nullptr && g.a.cs % 4 == 0;
-    const bool b_vec = !BK && b_aligned && g.b.cs == 1 && g.b.rs % 4 == 0;
-    constexpr unsigned a_quads = TM / 4, b_quads = BRAIN_TILE / 4; // float4s per shared row of a 16-byte copy
+    const bool b_vec = TN == BRAIN_TILE && !BK && b_aligned && g.b.cs == 1 && g.b.rs % 4 == 0;
+    constexpr unsigned a_quads = TM / 4, b_quads = TN / 4; // float4s per shared row of a 16-byte copy
     for (unsigned t = rank; t < tiles; t += gridDim.x) {
-        const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * BRAIN_TILE;
+        const unsigned m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * TN;
         // What this thread copies of every chunk, worked out once per tile: the shared-memory slot (in stage 0),
         // the element's k within the chunk, the start of its row of A (A(m, k) = row + k cs) or of its column of B
         // (B(k, n) = column + row(k) rs), and whether its m or n lies inside the product. Per chunk that leaves an
@@ -210,7 +238,7 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
 #pragma unroll
         for (unsigned q = 0; q < b_per_thread; ++q) {
             unsigned k, n;
-            tile_element(tid + BRAIN_FUSED_THREADS * q, BK, BRAIN_TILE, k, n);
+            tile_element(tid + BRAIN_FUSED_THREADS * q, BK, TN, k, n);
             b_slot[q] = BK ? n * BRAIN_TILE_PITCH + k : k * BRAIN_TILE_PITCH + n;
             b_k[q] = k;
             b_in[q] = n0 + n < g.n;
@@ -282,12 +310,12 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         EpilogueInputs in[outputs];
 #pragma unroll
         for (unsigned q = 0; q < outputs; ++q) {
-            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / BRAIN_TILE, n = n0 + e % BRAIN_TILE;
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = m0 + e / TN, n = n0 + e % TN;
             if (m < g.m && n < g.n) in[q] = fused_epilogue_load<KIND>(c, g, m, n);
         }
         tile_stamp<KIND>(c, g, t, 2, false);
-        // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + 8 j (k-major B, whose rows of
-        // shared memory a quarter warp then reads at 8 different banks).
+        // This thread's sums: rows 4 ty + i and columns 4 tx + j (n-major B) or tx + TN / 4 j (k-major B, whose
+        // rows of shared memory a quarter warp then reads at 8 different banks in 32-wide tiles).
         float acc[4][4] = {};
         // A weight gradient's first column of tiles also sums A (delta^T: k = batch rows, m = outputs) over k,
         // which is the bias gradient of the tile's m: thread t adds column t % TM of its k slice of each chunk, the
@@ -331,8 +359,8 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                 issue(chunk + BRAIN_TILE_STAGES - 1);
                 continue;
             }
-            float4 av[group_k], bv[group_k];
-            constexpr unsigned q = group_k / 4;
+            constexpr unsigned loads = a_loads > b_loads ? a_loads : b_loads;
+            float4 av[a_loads], bv[b_loads];
 #if BRAIN_FUSED_TILE_FLOOR == 2
             // Eight values per chunk that the compiler cannot see through (distinct, so that no two sums fold into
             // one), in place of the chunk's shared loads; the multiply-adds below are then fused ones by force,
@@ -345,10 +373,9 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                            "=f"(bo.w)
                          : "f"(1.0f), "f"(2.0f), "f"(3.0f), "f"(4.0f), "f"(5.0f), "f"(6.0f), "f"(7.0f), "f"(8.0f));
 #pragma unroll
-            for (unsigned l = 0; l < group_k; ++l) {
-                av[l] = ao;
-                bv[l] = bo;
-            }
+            for (unsigned l = 0; l < a_loads; ++l) av[l] = ao;
+#pragma unroll
+            for (unsigned l = 0; l < b_loads; ++l) bv[l] = bo;
 #else
             const unsigned k0 = group * group_k;
 #if BRAIN_FUSED_TILE_FLOOR == 3 || BRAIN_FUSED_TILE_FLOOR == 4
@@ -358,34 +385,51 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
                          : "=f"(ro.x), "=f"(ro.y), "=f"(ro.z), "=f"(ro.w)
                          : "f"(1.0f + chunk), "f"(2.0f), "f"(3.0f), "f"(4.0f));
 #endif
-#pragma unroll
-            for (unsigned l = 0; l < group_k; ++l) {
-                if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
-                const unsigned ka = AK ? (l % 4) * q + l / 4 : l, kb = BK ? (l % 4) * q + l / 4 : l;
+            // The shared loads of A's entry la and of B's entry lb.
+            const auto load_a = [&](unsigned la) {
+                const unsigned ka = AK ? (la % 4) * kq + la / 4 : la;
 #if BRAIN_FUSED_TILE_FLOOR == 3
                 av[ka] = ro;
 #else
-                av[ka] = AK ? *reinterpret_cast<const float4*>(&st.a[0][0] + (4 * ty + ka / q) * BRAIN_TILE_PITCH +
-                                                               k0 + 4 * (ka % q))
-                            : *reinterpret_cast<const float4*>(&st.a[k0 + ka][4 * ty]);
+                av[ka] =
+                    AK ? shared_load<vk>(&st.a[0][0] + (4 * ty + ka / kq) * BRAIN_TILE_PITCH + k0 + vk * (ka % kq))
+                       : *reinterpret_cast<const float4*>(&st.a[k0 + ka][4 * ty]);
 #endif
+            };
+            const auto load_b = [&](unsigned lb) {
+                const unsigned kb = BK ? (lb % 4) * kq + lb / 4 : lb;
 #if BRAIN_FUSED_TILE_FLOOR == 4
                 bv[kb] = ro;
 #else
-                bv[kb] = BK ? *reinterpret_cast<const float4*>(
-                                  &st.b[0][0] + (tx + 8 * (kb / q)) * BRAIN_TILE_PITCH + k0 + 4 * (kb % q))
+                bv[kb] = BK ? shared_load<vk>(&st.b[0][0] + (tx + tx_count * (kb / kq)) * BRAIN_TILE_PITCH + k0 +
+                                              vk * (kb % kq))
                             : *reinterpret_cast<const float4*>(&st.b[k0 + kb][4 * tx]);
 #endif
+            };
+            if constexpr (a_loads == b_loads) {
+#pragma unroll
+                for (unsigned l = 0; l < a_loads; ++l) {
+                    if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
+                    load_a(l);
+                    load_b(l);
+                }
+            } else { // a narrow delta tile: A k-major in float2s, B n-major in float4s
+#pragma unroll
+                for (unsigned l = 0; l < loads; ++l) {
+                    if (l == 1) issue(chunk + BRAIN_TILE_STAGES - 1);
+                    if (l < a_loads) load_a(l);
+                    if (l < b_loads) load_b(l);
+                }
             }
 #endif
 #pragma unroll
             for (unsigned kk = 0; kk < group_k; ++kk) {
 #pragma unroll
                 for (unsigned i = 0; i < 4; ++i) {
-                    const float a = AK ? component(av[i * q + kk / 4], kk % 4) : component(av[kk], i);
+                    const float a = AK ? component(av[i * kq + kk / vk], kk % vk) : component(av[kk], i);
 #pragma unroll
                     for (unsigned j = 0; j < 4; ++j) {
-                        const float b = BK ? component(bv[j * q + kk / 4], kk % 4) : component(bv[kk], j);
+                        const float b = BK ? component(bv[j * kq + kk / vk], kk % vk) : component(bv[kk], j);
 #if BRAIN_FUSED_TILE_FLOOR >= 2
                         acc[i][j] = __fmaf_rn(a, b, acc[i][j]); // one fused multiply-add each, as the tiles'
 #else
@@ -402,13 +446,13 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         tile_stamp<KIND>(c, g, t, 4, false);
         tile_wait<0>();
         __syncthreads(); // every chunk has been multiplied: the stages become the partial sums
-        float* partial = sh.partial + group * (TM * BRAIN_TILE);
+        float* partial = sh.partial + group * (TM * TN);
 #pragma unroll
         for (unsigned i = 0; i < 4; ++i) {
-            float* row = &partial[(4 * ty + i) * BRAIN_TILE];
+            float* row = &partial[(4 * ty + i) * TN];
             if (BK) {
 #pragma unroll
-                for (unsigned j = 0; j < 4; ++j) row[tx + 8 * j] = acc[i][j];
+                for (unsigned j = 0; j < 4; ++j) row[tx + tx_count * j] = acc[i][j];
             } else {
                 *reinterpret_cast<float4*>(row + 4 * tx) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
             }
@@ -425,13 +469,13 @@ static __device__ void fused_gemm_tiles(const FusedContext& c, const FusedGemm& 
         // Each thread finishes its outputs, consecutive threads along a row so that the epilogues' stores coalesce.
 #pragma unroll
         for (unsigned q = 0; q < outputs; ++q) {
-            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = e / BRAIN_TILE, n = e % BRAIN_TILE;
+            const unsigned e = tid + BRAIN_FUSED_THREADS * q, m = e / TN, n = e % TN;
             float sum = sh.partial[e];
 #pragma unroll
-            for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * BRAIN_TILE) + e];
+            for (unsigned p = 1; p < groups; ++p) sum += sh.partial[p * (TM * TN) + e];
             float dot = 0.0f;
             if (m0 + m < g.m && n0 + n < g.n) dot = fused_epilogue<KIND>(c, g, m0 + m, n0 + n, sum, in[q]);
-            if (KIND == FUSED_FORWARD && g.head_dots) {
+            if (KIND == FUSED_FORWARD && TN == BRAIN_TILE && g.head_dots) {
                 // A warp holds one row of the tile: its share of the folded head's dot product, in lane order.
                 dot = warp_sum(dot);
                 if (tid % BRAIN_WARP == 0 && m0 + m < g.m)
@@ -488,8 +532,9 @@ static __device__ __forceinline__ unsigned fused_block_rank(unsigned first) {
 // Runs one GEMM over the grid, in tiles of height tm (fused_phase_tile). Jobs of one phase are independent, so each
 // starts where the previous one's blocks ended (`first`, advanced past the blocks this one keeps busy) instead of
 // piling onto the first blocks.
-// KIND: the product's FusedEpilogue (fused_gemm_tiles).
-template <int KIND>
+// KIND: the product's FusedEpilogue (fused_gemm_tiles); NARROW: whether a forward or delta product may take narrow
+// tiles (BRAIN_FUSED_NARROW_TILES; not in the kernels whose registers their code would spill).
+template <int KIND, bool NARROW = false>
 static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, unsigned& first, TileShared& sh,
                                   unsigned tm) {
     const unsigned grid = gridDim.x;
@@ -499,6 +544,17 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
         fused_gemm_warps<KIND>(c, g, rank);
         busy = fused_warp_blocks(g);
     } else if (tm == BRAIN_TILE / 2) {
+#if BRAIN_FUSED_NARROW_TILES
+        constexpr unsigned half = BRAIN_TILE / 2;
+        if constexpr (KIND != FUSED_WEIGHT_GRADIENT && NARROW) {
+            // `first` is where the phase's blocks so far end (0 for a forward product, the only one of its phase).
+            if (!g.head_dots && first + tile_count(half, g.m, g.n, half) <= grid) {
+                fused_gemm_tiles<half, KIND, half>(c, g, rank, sh);
+                first = (unsigned)((first + tile_count(half, g.m, g.n, half)) % grid);
+                return;
+            }
+        }
+#endif
         fused_gemm_tiles<BRAIN_TILE / 2, KIND>(c, g, rank, sh);
         busy = tile_count(BRAIN_TILE / 2, g.m, g.n);
     } else {
