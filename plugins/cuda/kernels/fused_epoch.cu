@@ -238,7 +238,8 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             }
 #endif
             unsigned first = 0;
-            fused_gemm<FUSED_FORWARD, !FOLD>(c, g, first, sh, fused_phase_tile(g, g, false)); // fold: spills
+            // Narrow tiles neither with a folded head nor beside row shares: there their code spills.
+            fused_gemm<FUSED_FORWARD, !FOLD && !SHARES>(c, g, first, sh, fused_phase_tile(g, g, false));
             // The loss phase's copy of the head's weights, queued to land while the block waits at the barrier
             // (nothing writes the weights in between).
             if (head && !fold && l + 2 == layer_count &&
@@ -312,7 +313,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             } else {
                 fused_gemm<FUSED_WEIGHT_GRADIENT>(c, dw, first, sh, tm ^ fused_tile_flip(args.tile_flip_dw, l));
             }
-            // Narrow delta tiles neither with a folded head nor beside row shares: there their code spills.
+            // Narrow tiles neither with a folded head nor beside row shares (above).
             if (l > 0)
                 fused_gemm<FUSED_DELTA, !FOLD && !SHARES>(c, dx, first, sh,
                                                           tm ^ fused_tile_flip(args.tile_flip_dx, l));
