@@ -175,7 +175,7 @@ static __device__ __forceinline__ unsigned tile_count(unsigned tm, unsigned m, u
     return ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
 }
 
-// TN: the tile's columns, 32, or 16 for the narrow tiles of a forward product (BRAIN_FUSED_NARROW_TILES).
+// TN: the tile's columns, 32, or 16 for the narrow tiles of a forward or delta product (BRAIN_FUSED_NARROW_TILES).
 // KIND: the product's FusedEpilogue, which fixes the layouts too. AK / BK: whether A / B is held k-major in shared
 // memory (a[m][k], b[n][k]) rather than m- / n-major (a[k][m], b[k][n]), the way the operand runs in global memory
 // (forward: both k-major; weight gradient: neither; delta: A), so that every copy, 4 bytes or 16, reads
@@ -548,9 +548,10 @@ static __device__ void fused_gemm(const FusedContext& c, const FusedGemm& g, uns
         constexpr unsigned half = BRAIN_TILE / 2;
         if constexpr (KIND != FUSED_WEIGHT_GRADIENT && NARROW) {
             // `first` is where the phase's blocks so far end (0 for a forward product, the only one of its phase).
-            if (!g.head_dots && first + tile_count(half, g.m, g.n, half) <= grid) {
+            const unsigned narrow = tile_count(half, g.m, g.n, half);
+            if (!g.head_dots && first + narrow <= grid) {
                 fused_gemm_tiles<half, KIND, half>(c, g, rank, sh);
-                first = (unsigned)((first + tile_count(half, g.m, g.n, half)) % grid);
+                first = (first + narrow) % grid;
                 return;
             }
         }
