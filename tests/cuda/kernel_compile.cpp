@@ -164,8 +164,8 @@ TEST_CASE("CUDA kernel files include each other by name, and the cache key holds
     const std::string text = brain::cuda::kernel_text(source);
     CHECK(text.rfind(source, 0) == 0);
     for (const char* file : {"brain/plugin_abi.h", "device_scalars.h", "dense_math.cuh", "layer_kernels.cu",
-                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_shares.cuh",
-                             "fused_head.cuh", "fused_epoch.cu", "cluster_epoch.cu"}) {
+                             "mixed_kernels.cu", "fused_epilogues.cuh", "fused_gemm.cuh", "fused_products.cuh",
+                             "fused_shares.cuh", "fused_head.cuh", "fused_epoch.cu", "cluster_epoch.cu"}) {
         INFO(file);
         CHECK(text.find(std::string(1, '\0') + file + '\0') != std::string::npos);
     }

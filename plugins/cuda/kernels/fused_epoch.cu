@@ -1,6 +1,7 @@
 // The fused epoch kernel: a whole epoch of a narrow network in one cooperative launch. Its products (tiles, a warp
-// per output, their epilogues) are fused_gemm.cuh's, its gradients summed in shares fused_shares.cuh's, its loss
-// phase fused_head.cuh's; the math is dense_math.cuh's, the same code as the per-operation kernels'.
+// per output, their epilogues) are fused_gemm.cuh's (built from the layers in fused_products.cuh), its gradients
+// summed in shares fused_shares.cuh's, its loss phase fused_head.cuh's; the math is dense_math.cuh's, the same code
+// as the per-operation kernels'.
 //
 // Why: for small layers an optimizer step is a dozen tiny kernels, and even replayed from a CUDA graph each one
 // costs a launch gap of a few microseconds, which is most of the step. Here every block of the grid (one per SM,

@@ -4,7 +4,7 @@
 // needed: the barrier between the phases orders them.
 #pragma once
 
-#include "fused_gemm.cuh"
+#include "fused_products.cuh"
 
 // Layer `layer`'s gradient (per output, the weights' row and the bias) from `shares` shares at `partial`, added in
 // order, and the optimizer step on its parameters at once (nothing reads them until the next step's forward phase
