@@ -122,7 +122,8 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // only through a test build's BRAIN_CUDA_KERNEL_DEFINES, compile to PTX, which checks their code without
     // ptxas's half of the time: the tiles' floor measurements (1, 2 with the multiply-adds, 3 to 5 without one part
     // each; 0 is the default), the loss phase's stamps (1), also with the timed loads (2; 0 is the default), and a
-    // forward tile's stamps (here of layer 1; 0 is the default).
+    // forward tile's stamps (here of layer 1; 0 is the default), and the shares a gradient sum loads at once (8, as
+    // the row-share kernels; 32 is the default).
     const brain::cuda::Target cubin = brain::cuda::choose_target(9, 0);
     const brain::cuda::Target ptx{"--gpu-architecture=compute_90", "compute_90", false};
     std::vector<Compile> compiles;
@@ -138,9 +139,10 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
                         {},
                         {},
                         brain::cuda::KernelForm::InlineActivations});
-    for (const char* define : {"BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_TILE_FLOOR=3",
-                               "BRAIN_FUSED_TILE_FLOOR=4", "BRAIN_FUSED_TILE_FLOOR=5", "BRAIN_FUSED_LOSS_STAMPS=1",
-                               "BRAIN_FUSED_LOSS_STAMPS=2", "BRAIN_FUSED_TILE_STAMPS=2"})
+    for (const char* define :
+         {"BRAIN_FUSED_TILE_FLOOR=1", "BRAIN_FUSED_TILE_FLOOR=2", "BRAIN_FUSED_TILE_FLOOR=3",
+          "BRAIN_FUSED_TILE_FLOOR=4", "BRAIN_FUSED_TILE_FLOOR=5", "BRAIN_FUSED_LOSS_STAMPS=1",
+          "BRAIN_FUSED_LOSS_STAMPS=2", "BRAIN_FUSED_TILE_STAMPS=2", "BRAIN_FUSED_GRADIENT_LOADS=8"})
         compiles.push_back({define, ptx, {std::string("--define-macro=") + define}, {}, {}, {}});
     compile_all(compiles);
     for (const Compile& c : compiles) {

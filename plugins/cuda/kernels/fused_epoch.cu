@@ -136,6 +136,8 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
     __shared__ float head_dl[BRAIN_FUSED_FOLD_ROWS]; // a folded head's dL/dz per batch row (fold_head_rows)
     unsigned fold_shares = 0;                        // the row slices of its gradient (fold_head_shares)
 #endif
+    // The shares fused_layer_gradient loads at once: fewer in the row-share kernels, whose registers spill at 16.
+    constexpr unsigned loads = SHARES ? 8u : BRAIN_FUSED_GRADIENT_LOADS;
     brain_cuda_scalars* s = args.scalars;
     const unsigned layer_count = args.layer_count;
     // Read before any block can change them: block 0 writes both only after the epoch's last barrier.
@@ -342,7 +344,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             unsigned share_blocks = 0;
             if (l < top && sliced(l + 1)) {
                 const brain_fused_layer& above = args.layers[l + 1];
-                fused_layer_gradient(c, above, next, shares, row_share_buffer(args, l + 1));
+                fused_layer_gradient<loads>(c, above, next, shares, row_share_buffer(args, l + 1));
                 share_blocks = fused_gradient_blocks(above);
                 next += share_blocks;
             }
@@ -360,10 +362,10 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             if (head_backward && l + (fold ? 1 : 0) == top) {
 #if BRAIN_FUSED_FOLDED_HEAD
                 if (fold)
-                    fused_head_gradient(c, next, fold_shares, fold_slices);
+                    fused_head_gradient<loads>(c, next, fold_shares, fold_slices);
                 else
 #endif
-                    fused_head_gradient(c, next, head_row_blocks<HEAD_ROWS>(rows), args.head_partial);
+                    fused_head_gradient<loads>(c, next, head_row_blocks<HEAD_ROWS>(rows), args.head_partial);
                 head_blocks = fused_gradient_blocks(args.layers[layer_count - 1]);
                 next += head_blocks;
             }
@@ -407,7 +409,7 @@ static __device__ __forceinline__ void fused_epoch(const brain_fused_epoch_args&
             // in a phase of their own (its barrier in the profile's backward 0).
             if (update && in_shares) {
                 grid_barrier(s);
-                fused_layer_gradient(c, layer, 0, shares, share_buffer);
+                fused_layer_gradient<loads>(c, layer, 0, shares, share_buffer);
             }
             grid_barrier(s);
             profile_stamp(args, b, slot);

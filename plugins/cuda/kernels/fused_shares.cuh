@@ -6,19 +6,32 @@
 
 #include "fused_products.cuh"
 
+#ifndef BRAIN_FUSED_GRADIENT_LOADS
+#define BRAIN_FUSED_GRADIENT_LOADS 32
+#endif
+
 // Layer `layer`'s gradient (per output, the weights' row and the bias) from `shares` shares at `partial`, added in
 // order, and the optimizer step on its parameters at once (nothing reads them until the next step's forward phase
 // of the layer). A thread per parameter, on the blocks from `first` on. The shares: the blocks' of a head's
 // fused_output_and_loss, a folded head's row slices (fold_head_shares), or a hidden layer's row shares
-// (fused_row_shares).
+// (fused_row_shares). LOADS shares are loaded at once before they are added, so that a thread waits for one L2
+// round trip per LOADS shares rather than per share (the order of the additions is the same for every LOADS).
+template <unsigned LOADS>
 static __device__ void fused_layer_gradient(const FusedContext& c, const brain_fused_layer& layer, unsigned first,
                                             unsigned shares, const float* partial) {
     const unsigned inputs = layer.inputs, width = layer.outputs * (inputs + 1);
     const unsigned rank = fused_block_rank(first);
     for (unsigned e = rank * BRAIN_FUSED_THREADS + threadIdx.x; e < width; e += gridDim.x * BRAIN_FUSED_THREADS) {
         float sum = 0.0f;
-#pragma unroll 8
-        for (unsigned q = 0; q < shares; ++q) sum += partial[(brain_u64)q * width + e];
+        for (unsigned q0 = 0; q0 < shares; q0 += LOADS) {
+            float v[LOADS];
+#pragma unroll
+            for (unsigned u = 0; u < LOADS; ++u)
+                v[u] = q0 + u < shares ? partial[(brain_u64)(q0 + u) * width + e] : 0.0f;
+#pragma unroll
+            for (unsigned u = 0; u < LOADS; ++u)
+                if (q0 + u < shares) sum += v[u];
+        }
         const unsigned n = e / (inputs + 1), j = e - n * (inputs + 1);
         fused_update(c, j < inputs ? layer.weight_offset + (brain_u64)n * inputs + j : layer.bias_offset + n, sum);
     }
@@ -30,9 +43,10 @@ static __device__ __forceinline__ unsigned fused_gradient_blocks(const brain_fus
 }
 
 // The head's gradient from `shares` shares at `partial` (fused_layer_gradient).
+template <unsigned LOADS>
 static __device__ void fused_head_gradient(const FusedContext& c, unsigned first, unsigned shares,
                                            const float* partial) {
-    fused_layer_gradient(c, c.args->layers[c.args->layer_count - 1], first, shares, partial);
+    fused_layer_gradient<LOADS>(c, c.args->layers[c.args->layer_count - 1], first, shares, partial);
 }
 
 // Layer l's buffer of row shares: layer l writes it in its backward phase while the phase reads layer l + 1's.
