@@ -121,7 +121,7 @@ TEST_CASE("CUDA kernels compile with each value of their compile-time switches",
     // epilogue switch at 2, its default there) and that switch at 1 likewise. The measurement switches, reached
     // only through a test build's BRAIN_CUDA_KERNEL_DEFINES, compile to PTX, which checks their code without
     // ptxas's half of the time: the tiles' floor measurements (1, 2 with the multiply-adds, 3 to 5 without one part
-    // each; 0 is the default), the loss phase's stamps (1), also with the timed loads (2; 0 is the default), and a
+    // each; 0 is the default), the loss phase's stamps (1), also with the timed loads (2; 0 is the default), a
     // forward tile's stamps (here of layer 1; 0 is the default), and the shares a gradient sum loads at once (8, as
     // the row-share kernels; 32 is the default).
     const brain::cuda::Target cubin = brain::cuda::choose_target(9, 0);
